@@ -1,0 +1,471 @@
+/*
+ * CUDA rows (compiled only with ROTQ_WITH_CUDA). The harness:
+ *   - warm-up calls, then >= 20 timed repetitions, median;
+ *   - before every timed repetition a cudaMemsetAsync over a buffer of at
+ *     least twice the L2 size evicts the inputs from L2; it runs before the
+ *     start event, so it is outside the timed region;
+ *   - each repetition is bracketed by CUDA events on the bench's stream;
+ *   - baselines are timed the same way, right after the op: a device-to-device
+ *     cudaMemcpyAsync moving as many bytes (read + written) as the op, or, for
+ *     decode-size rows, one launch of an empty kernel (empty_kernel.cu).
+ * Rows follow the Hadamard and quantization issues' tables; targets are the
+ * ratios those issues ask for.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "bench_internal.h"
+
+/* bench/empty_kernel.cu */
+cudaError_t rotq_bench_launch_empty(cudaStream_t stream);
+
+#define E(k) (INT64_C(1) << (k))
+#define TARGET_POW2 1.08
+#define TARGET_FACTOR 1.15
+#define TARGET_DECODE 1.3
+#define TARGET_QUANT 1.15
+#define WARMUP 3
+#define MIN_REPS 20
+#define DEFAULT_REPS 30
+#define SEED_ELEMENTS E(20) /* host-generated block, tiled over the input buffer */
+
+typedef struct cuda_state {
+    rotq__bench *b;
+    cudaStream_t stream;
+    cudaEvent_t ev0, ev1;
+    rotq_exec exec;
+    int reps;
+    void *x, *y;          /* x_cap bytes each: input, and output / unfused intermediate */
+    size_t x_cap;
+    rotq_dtype x_fill;    /* dtype x currently holds (F32 = not filled yet) */
+    void *q;              /* q_cap bytes */
+    size_t q_cap;
+    float *scales;        /* s_cap floats */
+    size_t s_cap;
+    void *flush;          /* flush_bytes, >= 2x L2 */
+    size_t flush_bytes;
+    double *times;        /* reps */
+    float *seed;          /* SEED_ELEMENTS floats */
+    void *hseed;          /* SEED_ELEMENTS 16-bit values */
+    unsigned char *h0, *h1; /* host staging for one row (ROTQ_HADAMARD_MAX_SIZE * 4 bytes) */
+    float *hs;            /* host scales of one row */
+    cudaError_t last_error;
+} cuda_state;
+
+#define HOST_ROW_BYTES ((size_t)ROTQ_HADAMARD_MAX_SIZE * 4)
+
+static int cuda_ok(cuda_state *s, cudaError_t e) {
+    if (e != cudaSuccess) {
+        s->last_error = e;
+        return 0;
+    }
+    return 1;
+}
+
+/* ---- timing -------------------------------------------------------------- */
+
+typedef rotq_status (*cuda_op)(cuda_state *s, const void *arg); /* enqueues on s->stream */
+
+/* Warm-up, then reps timed repetitions with an L2 flush before each; median in us.
+   The op's own status on the first call decides NOT_SUPPORTED and argument errors. */
+static rotq_status time_op(cuda_state *s, cuda_op op, const void *arg, double *us) {
+    for (int w = 0; w < WARMUP; w++) {
+        rotq_status st = op(s, arg);
+        if (st != ROTQ_OK) return st;
+    }
+    if (!cuda_ok(s, cudaStreamSynchronize(s->stream))) return ROTQ_ERR_CUDA;
+    for (int r = 0; r < s->reps; r++) {
+        if (!cuda_ok(s, cudaMemsetAsync(s->flush, r & 0xff, s->flush_bytes, s->stream)))
+            return ROTQ_ERR_CUDA;
+        if (!cuda_ok(s, cudaEventRecord(s->ev0, s->stream))) return ROTQ_ERR_CUDA;
+        rotq_status st = op(s, arg);
+        if (st != ROTQ_OK) return st;
+        if (!cuda_ok(s, cudaEventRecord(s->ev1, s->stream))) return ROTQ_ERR_CUDA;
+        if (!cuda_ok(s, cudaEventSynchronize(s->ev1))) return ROTQ_ERR_CUDA;
+        float ms = 0.0f;
+        if (!cuda_ok(s, cudaEventElapsedTime(&ms, s->ev0, s->ev1))) return ROTQ_ERR_CUDA;
+        s->times[r] = (double)ms * 1e3;
+    }
+    *us = rotq__bench_median(s->times, s->reps);
+    return ROTQ_OK;
+}
+
+static rotq_status run_copy(cuda_state *s, const void *arg) {
+    size_t bytes = *(const size_t *)arg;
+    return cuda_ok(s, cudaMemcpyAsync(s->y, s->x, bytes, cudaMemcpyDeviceToDevice, s->stream))
+               ? ROTQ_OK
+               : ROTQ_ERR_CUDA;
+}
+
+static rotq_status run_empty(cuda_state *s, const void *arg) {
+    (void)arg;
+    return cuda_ok(s, rotq_bench_launch_empty(s->stream)) ? ROTQ_OK : ROTQ_ERR_CUDA;
+}
+
+/* Times the row's baseline; decode rows compare with an empty launch. */
+static void time_baseline(cuda_state *s, rotq_bench_row *row) {
+    size_t copy_bytes = (size_t)(row->bytes / 2.0);
+    rotq_status st = strcmp(row->baseline, "empty-kernel") == 0
+                         ? time_op(s, run_empty, NULL, &row->baseline_us)
+                         : time_op(s, run_copy, &copy_bytes, &row->baseline_us);
+    if (st != ROTQ_OK)
+        rotq__bench_row_fail(row, ROTQ_BENCH_ROW_ERROR, st, "baseline: %s",
+                             cudaGetErrorString(s->last_error));
+}
+
+/* Records the op's status on the row; returns 1 when the op ran. */
+static int op_status(cuda_state *s, rotq_bench_row *row, rotq_status st) {
+    if (st == ROTQ_OK) return 1;
+    if (st == ROTQ_ERR_NOT_SUPPORTED)
+        rotq__bench_row_fail(row, ROTQ_BENCH_ROW_NOT_SUPPORTED, st, "%s", rotq_status_string(st));
+    else if (st == ROTQ_ERR_CUDA && s->last_error != cudaSuccess)
+        rotq__bench_row_fail(row, ROTQ_BENCH_ROW_ERROR, st, "harness: %s",
+                             cudaGetErrorString(s->last_error));
+    else
+        rotq__bench_row_fail(row, ROTQ_BENCH_ROW_ERROR, st, "%s: %s", rotq_status_name(st),
+                             rotq_status_string(st));
+    /* A failed kernel may leave a sticky error; clear what can be cleared. */
+    cudaStreamSynchronize(s->stream);
+    cudaGetLastError();
+    s->last_error = cudaSuccess;
+    return 0;
+}
+
+/* ---- data ---------------------------------------------------------------- */
+
+/* Fills x with the seed block in dtype dt, tiled by doubling copies. */
+static int fill_x(cuda_state *s, rotq_dtype dt) {
+    if (s->x_fill == dt) return 1;
+    rotq__bench_from_f32(s->seed, s->hseed, dt, SEED_ELEMENTS);
+    size_t have = SEED_ELEMENTS * 2;
+    if (have > s->x_cap) have = s->x_cap;
+    if (!cuda_ok(s, cudaMemcpy(s->x, s->hseed, have, cudaMemcpyHostToDevice))) return 0;
+    while (have < s->x_cap) {
+        size_t n = have < s->x_cap - have ? have : s->x_cap - have;
+        if (!cuda_ok(s, cudaMemcpy((char *)s->x + have, s->x, n, cudaMemcpyDeviceToDevice))) return 0;
+        have += n;
+    }
+    s->x_fill = dt;
+    return 1;
+}
+
+static int to_host(cuda_state *s, void *dst, const void *src, size_t bytes) {
+    return cuda_ok(s, cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
+}
+
+/* ---- Hadamard ------------------------------------------------------------ */
+
+typedef struct had_arg {
+    rotq_hadamard_params p;
+    rotq_matrix x, y;
+} had_arg;
+
+static rotq_status run_hadamard(cuda_state *s, const void *arg) {
+    const had_arg *a = arg;
+    return rotq_hadamard(&s->exec, &a->p, &a->x, &a->y);
+}
+
+/* Transform rows of n = k * 2^m (k = 1: a power of two), ceil(target / n) rows. */
+static void hadamard_row(cuda_state *s, rotq_dtype dt, int32_t k, int32_t n, int64_t target,
+                         int decode, double goal) {
+    int64_t rows = (target + n - 1) / n;
+    int64_t elements = rows * n;
+    const char *dn = rotq_dtype_name(dt);
+    char op[24];
+    if (k > 1) snprintf(op, sizeof op, "hadamard%dx%d", (int)k, (int)(n / k));
+    else snprintf(op, sizeof op, "hadamard");
+    if (!rotq__bench_selected(s->b, op, dn, n, elements)) return;
+    size_t in_bytes = rotq__bench_bytes(dt, elements);
+    rotq_bench_row *row = rotq__bench_new_row(s->b, op, dn, n, elements, 2.0 * (double)in_bytes,
+                                              decode ? "empty-kernel" : "copy", goal);
+    if (!row) return;
+    if (in_bytes > s->x_cap || !fill_x(s, dt)) {
+        rotq__bench_row_fail(row, ROTQ_BENCH_ROW_ERROR, ROTQ_OK, "input buffer: %s",
+                             in_bytes > s->x_cap ? "too small" : cudaGetErrorString(s->last_error));
+        rotq__bench_finish_row(s->b, row);
+        return;
+    }
+    had_arg a;
+    a.p = rotq_hadamard_params_default(n);
+    a.p.factor = k > 1 ? k : ROTQ_HADAMARD_FACTOR_POW2;
+    a.x = (rotq_matrix){s->x, dt, rows, n, n};
+    a.y = (rotq_matrix){s->y, dt, rows, n, n};
+    if (op_status(s, row, time_op(s, run_hadamard, &a, &row->us))) {
+        size_t rb = rotq__bench_bytes(dt, n), last = rotq__bench_bytes(dt, (rows - 1) * n);
+        char why[96];
+        if (!to_host(s, s->h0, s->x, rb) || !to_host(s, s->h1, s->y, rb)) {
+            rotq__bench_row_fail(row, ROTQ_BENCH_ROW_ERROR, ROTQ_OK, "check copy: %s",
+                                 cudaGetErrorString(s->last_error));
+        } else if (rotq__bench_check_hadamard_row(s->h0, s->h1, dt, n, why, sizeof why) > 0 ||
+                   !to_host(s, s->h0, (char *)s->x + last, rb) ||
+                   !to_host(s, s->h1, (char *)s->y + last, rb) ||
+                   rotq__bench_check_hadamard_row(s->h0, s->h1, dt, n, why, sizeof why) > 0) {
+            rotq__bench_row_fail(row, ROTQ_BENCH_ROW_WRONG, ROTQ_OK, "%s", why);
+        }
+        if (row->state != ROTQ_BENCH_ROW_ERROR) time_baseline(s, row);
+    }
+    rotq__bench_finish_row(s->b, row);
+}
+
+/* ---- quantization -------------------------------------------------------- */
+
+typedef struct quant_arg {
+    rotq_hadamard_params rp;
+    rotq_quant_params qp; /* fused: rotate = &rp */
+    rotq_quant_params plain; /* unfused second step: no rotation */
+    rotq_matrix x, tmp, q;
+    int unfused;
+} quant_arg;
+
+static rotq_status run_quant(cuda_state *s, const void *arg) {
+    const quant_arg *a = arg;
+    if (!a->unfused) return rotq_quantize(&s->exec, &a->qp, &a->x, &a->q, s->scales, NULL);
+    rotq_status st = rotq_hadamard(&s->exec, &a->rp, &a->x, &a->tmp);
+    if (st != ROTQ_OK) return st;
+    return rotq_quantize(&s->exec, &a->plain, &a->tmp, &a->q, s->scales, NULL);
+}
+
+static double fused_us(const rotq_bench_results *r, const char *op, int32_t n) {
+    for (size_t i = 0; i < r->count; i++) {
+        const rotq_bench_row *row = &r->rows[i];
+        if (strcmp(row->group, "quant-fused") == 0 && strcmp(row->op, op) == 0 && row->n == n &&
+            row->state == ROTQ_BENCH_ROW_OK)
+            return row->us;
+    }
+    return 0.0;
+}
+
+static void quant_row(cuda_state *s, const rotq__bench_quant_kind *k, int32_t n, int64_t target,
+                      int unfused, int decode, double goal) {
+    const rotq_dtype dt = ROTQ_DTYPE_F16;
+    int64_t rows = (target + n - 1) / n;
+    int64_t elements = rows * n;
+    char op[24];
+    snprintf(op, sizeof op, "rot+%s", k->name);
+    if (!rotq__bench_selected(s->b, op, rotq_dtype_name(dt), n, elements)) return;
+    size_t in_bytes = rotq__bench_bytes(dt, elements);
+    size_t q_bytes = rotq__bench_bytes(k->qdtype, elements);
+    size_t s_count = (size_t)rotq__bench_scale_count(k, rows, n);
+    double bytes = (double)in_bytes + (double)q_bytes + 4.0 * (double)s_count;
+    rotq_bench_row *row = rotq__bench_new_row(s->b, op, rotq_dtype_name(dt), n, elements, bytes,
+                                              decode ? "empty-kernel" : "copy", goal);
+    if (!row) return;
+    if (in_bytes > s->x_cap || q_bytes > s->q_cap || s_count > s->s_cap || !fill_x(s, dt)) {
+        rotq__bench_row_fail(row, ROTQ_BENCH_ROW_ERROR, ROTQ_OK, "buffers too small or fill failed");
+        rotq__bench_finish_row(s->b, row);
+        return;
+    }
+    quant_arg a;
+    memset(&a, 0, sizeof a);
+    a.rp = rotq_hadamard_params_default(n);
+    a.qp.kind = k->kind;
+    a.qp.group_size = k->group_size;
+    a.plain = a.qp;
+    a.qp.rotate = &a.rp;
+    a.x = (rotq_matrix){s->x, dt, rows, n, n};
+    a.tmp = (rotq_matrix){s->y, dt, rows, n, n};
+    a.q = (rotq_matrix){s->q, k->qdtype, rows, n, n};
+    a.unfused = unfused;
+    if (op_status(s, row, time_op(s, run_quant, &a, &row->us))) {
+        size_t srow = (size_t)rotq__bench_scale_count(k, 1, n);
+        char why[96];
+        if (!to_host(s, s->h0, s->x, rotq__bench_bytes(dt, n)) ||
+            !to_host(s, s->h1, s->q, rotq__bench_bytes(k->qdtype, n)) ||
+            !to_host(s, s->hs, s->scales, srow * sizeof(float))) {
+            rotq__bench_row_fail(row, ROTQ_BENCH_ROW_ERROR, ROTQ_OK, "check copy: %s",
+                                 cudaGetErrorString(s->last_error));
+        } else {
+            int c = rotq__bench_check_quant_row(s->h0, dt, &a.qp, s->h1, k->qdtype, s->hs, n, why,
+                                                sizeof why);
+            if (c > 0) rotq__bench_row_fail(row, ROTQ_BENCH_ROW_WRONG, ROTQ_OK, "%s", why);
+            else if (c < 0) snprintf(row->note, sizeof row->note, "%s", why);
+        }
+        if (row->state != ROTQ_BENCH_ROW_ERROR) time_baseline(s, row);
+        if (unfused && row->state == ROTQ_BENCH_ROW_OK) {
+            double f = fused_us(s->b->res, op, n);
+            if (f > 0.0) row->fused_speedup = row->us / f;
+        }
+    }
+    rotq__bench_finish_row(s->b, row);
+}
+
+/* ---- groups -------------------------------------------------------------- */
+
+static void hadamard_groups(cuda_state *s) {
+    rotq__bench *b = s->b;
+    int quick = b->opt->quick;
+    static const rotq_dtype dts[] = {ROTQ_DTYPE_F16, ROTQ_DTYPE_BF16};
+
+    rotq__bench_group_begin(b, "hadamard-pow2", "n = 2^m, orthonormal, vs device copy; target <= 1.08");
+    for (int d = 0; d < 2; d++) {
+        if (quick && d > 0) break;
+        for (int e = 25; e <= 27; e += 2) {
+            if (quick && e > 25) break;
+            for (int m = 1; m <= 15; m++) {
+                if (quick && m != 7 && m != 12 && m != 14) continue;
+                hadamard_row(s, dts[d], 1, 1 << m, E(e), 0, TARGET_POW2);
+            }
+        }
+    }
+    rotq__bench_group_end(b);
+
+    static const int32_t factors[][2] = {{12, 1024}, {20, 1024}, {40, 1024},
+                                         {28, 512},  {172, 64},  {108, 128}};
+    rotq__bench_group_begin(b, "hadamard-factor",
+                            "n = K*2^m, >= 2^25 elements in whole rows, vs device copy; target <= 1.15");
+    for (int d = 0; d < 2; d++) {
+        if (quick && d > 0) break;
+        for (int i = 0; i < 6; i++) {
+            if (quick && factors[i][0] != 28) continue;
+            hadamard_row(s, dts[d], factors[i][0], factors[i][0] * factors[i][1], E(25), 0,
+                         TARGET_FACTOR);
+        }
+    }
+    rotq__bench_group_end(b);
+
+    /* Decode sizes: total elements 4096 and 65536 at n = 128, 4096, 16384
+       (combinations with n > elements do not exist and are left out). */
+    static const int32_t decode_n[] = {128, 4096, 16384};
+    rotq__bench_group_begin(b, "hadamard-decode", "decode sizes, vs an empty kernel launch; target <= 1.3");
+    for (int e = 12; e <= 16; e += 4)
+        for (int i = 0; i < 3; i++) {
+            if (decode_n[i] > E(e)) continue;
+            if (quick && !((e == 12 && i == 0) || (e == 16 && i == 1))) continue;
+            hadamard_row(s, ROTQ_DTYPE_F16, 1, decode_n[i], E(e), 1, TARGET_DECODE);
+        }
+    rotq__bench_group_end(b);
+
+    if (quick) return;
+    rotq__bench_group_begin(b, "hadamard-mid", "2^20 and 2^23 elements, every power of two, vs device copy");
+    for (int e = 20; e <= 23; e += 3)
+        for (int m = 1; m <= 15; m++) hadamard_row(s, ROTQ_DTYPE_F16, 1, 1 << m, E(e), 0, 0.0);
+    rotq__bench_group_end(b);
+}
+
+static void quant_groups(cuda_state *s) {
+    rotq__bench *b = s->b;
+    int quick = b->opt->quick;
+    static const int32_t ns[] = {4096, 14336, 128};
+    for (int unfused = 0; unfused < 2; unfused++) {
+        if (!unfused)
+            rotq__bench_group_begin(b, "quant-fused",
+                                    "f16 in, rotate (size n) + quantize in one call, 2^25 elements, "
+                                    "vs copy of input+output bytes; target <= 1.15");
+        else
+            rotq__bench_group_begin(b, "quant-unfused",
+                                    "the same as rotq_hadamard then rotq_quantize (no rotation), "
+                                    "vs the same copy");
+        for (int k = 0; k < 3; k++) {
+            const rotq__bench_quant_kind *kind = &rotq__bench_quant_kinds[k];
+            if (quick && kind->kind == ROTQ_QUANT_FP8_ROW) continue;
+            for (int i = 0; i < 3; i++) {
+                if (quick && ns[i] != 4096) continue;
+                quant_row(s, kind, ns[i], E(25), unfused, 0, unfused ? 0.0 : TARGET_QUANT);
+            }
+        }
+        rotq__bench_group_end(b);
+    }
+
+    rotq__bench_group_begin(b, "quant-decode",
+                            "rotate + quantize at decode sizes, vs an empty kernel launch; target <= 1.3");
+    static const int32_t decode_n[] = {128, 4096};
+    for (int k = 0; k < 3; k++) {
+        const rotq__bench_quant_kind *kind = &rotq__bench_quant_kinds[k];
+        for (int e = 12; e <= 16; e += 4)
+            for (int i = 0; i < 2; i++) {
+                if (quick && !(k == 0 && e == 12 && i == 1) && !(k == 2 && e == 16 && i == 1)) continue;
+                quant_row(s, kind, decode_n[i], E(e), 0, 1, TARGET_DECODE);
+            }
+    }
+    rotq__bench_group_end(b);
+}
+
+/* ---- driver -------------------------------------------------------------- */
+
+static void describe_device(cuda_state *s, int dev, int l2) {
+    char name[128] = "";
+    if (rotq_cuda_device_describe(dev, name, sizeof name) != ROTQ_OK) snprintf(name, sizeof name, "device %d", dev);
+    int clock_khz = 0, mem_khz = 0, ecc = 0;
+    cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, dev);
+    cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, dev);
+    cudaDeviceGetAttribute(&ecc, cudaDevAttrEccEnabled, dev);
+    snprintf(s->b->res->device, sizeof s->b->res->device,
+             "cuda:%d %s; L2 %d MiB; SM clock max %d MHz; memory clock %d MHz; ECC %s", dev, name,
+             l2 >> 20, clock_khz / 1000, mem_khz / 1000, ecc ? "on" : "off");
+}
+
+int rotq__bench_cuda(rotq__bench *b) {
+    const rotq_bench_options *o = b->opt;
+    cuda_state s;
+    memset(&s, 0, sizeof s);
+    s.b = b;
+    s.x_fill = ROTQ_DTYPE_F32;
+    s.reps = o->reps ? o->reps : DEFAULT_REPS;
+    if (s.reps < MIN_REPS) s.reps = MIN_REPS;
+
+    int dev = 0, l2 = 0, rc = ROTQ_BENCH_OK;
+    if (!cuda_ok(&s, cudaGetDevice(&dev)) ||
+        !cuda_ok(&s, cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev)))
+        goto cuda_fail;
+    describe_device(&s, dev, l2);
+    if (b->table) fprintf(b->table, "device: %s\n", b->res->device);
+
+    /* Largest rows: 2^27 f16 elements (full pow2 rows; quick needs >= 2^25 in whole rows). */
+    s.x_cap = (size_t)(o->quick ? E(26) : E(27)) * 2;
+    if (!(o->ops & ROTQ_BENCH_OP_HADAMARD)) s.x_cap = (size_t)E(26) * 2;
+    s.q_cap = (size_t)E(26);
+    s.s_cap = (size_t)E(20);
+    s.flush_bytes = l2 > 0 ? 2 * (size_t)l2 : (size_t)256 << 20;
+    if (!cuda_ok(&s, cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking)) ||
+        !cuda_ok(&s, cudaEventCreate(&s.ev0)) || !cuda_ok(&s, cudaEventCreate(&s.ev1)) ||
+        !cuda_ok(&s, cudaMalloc(&s.x, s.x_cap)) || !cuda_ok(&s, cudaMalloc(&s.y, s.x_cap)) ||
+        !cuda_ok(&s, cudaMalloc(&s.q, s.q_cap)) ||
+        !cuda_ok(&s, cudaMalloc((void **)&s.scales, s.s_cap * sizeof(float))) ||
+        !cuda_ok(&s, cudaMalloc(&s.flush, s.flush_bytes)))
+        goto cuda_fail;
+    s.exec = (rotq_exec){ROTQ_BACKEND_CUDA, 0, (struct CUstream_st *)s.stream};
+    s.times = malloc((size_t)s.reps * sizeof(double));
+    s.seed = malloc(SEED_ELEMENTS * sizeof(float));
+    s.hseed = malloc(SEED_ELEMENTS * 2);
+    s.h0 = malloc(HOST_ROW_BYTES);
+    s.h1 = malloc(HOST_ROW_BYTES);
+    s.hs = malloc(HOST_ROW_BYTES);
+    if (!s.times || !s.seed || !s.hseed || !s.h0 || !s.h1 || !s.hs) {
+        if (b->table) fprintf(b->table, "error: out of host memory\n");
+        b->res->failures++;
+        rc = ROTQ_BENCH_FAILED;
+        goto done;
+    }
+    rotq__bench_fill_normal(s.seed, SEED_ELEMENTS, 0x726f7471ull);
+    if (!cuda_ok(&s, cudaMemset(s.y, 0, s.x_cap)) || !cuda_ok(&s, cudaMemset(s.q, 0, s.q_cap)))
+        goto cuda_fail;
+
+    if (o->ops & ROTQ_BENCH_OP_HADAMARD) hadamard_groups(&s);
+    if (o->ops & ROTQ_BENCH_OP_QUANT) quant_groups(&s);
+    goto done;
+
+cuda_fail:
+    if (b->table)
+        fprintf(b->table, "error: CUDA setup failed: %s (buffers: 2 x %zu MiB + %zu MiB flush)\n",
+                cudaGetErrorString(s.last_error), s.x_cap >> 20, s.flush_bytes >> 20);
+    b->res->failures++;
+    rc = ROTQ_BENCH_FAILED;
+done:
+    if (s.x) cudaFree(s.x);
+    if (s.y) cudaFree(s.y);
+    if (s.q) cudaFree(s.q);
+    if (s.scales) cudaFree(s.scales);
+    if (s.flush) cudaFree(s.flush);
+    if (s.ev0) cudaEventDestroy(s.ev0);
+    if (s.ev1) cudaEventDestroy(s.ev1);
+    if (s.stream) cudaStreamDestroy(s.stream);
+    free(s.times);
+    free(s.seed);
+    free(s.hseed);
+    free(s.h0);
+    free(s.h1);
+    free(s.hs);
+    return rc;
+}
