@@ -1,0 +1,200 @@
+/*
+ * The float32 transform of one block: y = (H_K (x) H_P) x with x[k*P + j],
+ * P = 2^m. The Sylvester part is an in-place iterative FWHT (first three stages
+ * inside 8-float vectors, the rest as radix-8/4/2 passes over contiguous
+ * runs); the factor step is a small dense +-1 matrix product over register
+ * tiles of the contiguous j index.
+ */
+#include <string.h>
+
+#include "kernels.h"
+
+/* ---- Sylvester FWHT ---------------------------------------------------- */
+
+#if defined(__GNUC__)
+typedef float rotq__v8sf __attribute__((vector_size(32)));
+typedef int32_t rotq__v8si __attribute__((vector_size(32)));
+
+/* Stages h = 1, 2, 4 on every 8-float chunk: out = partner(v) + sign_h * v. */
+static inline void fwht_base8(float *restrict x, int64_t n) {
+    const rotq__v8sf s1 = {1, -1, 1, -1, 1, -1, 1, -1};
+    const rotq__v8sf s2 = {1, 1, -1, -1, 1, 1, -1, -1};
+    const rotq__v8sf s4 = {1, 1, 1, 1, -1, -1, -1, -1};
+    const rotq__v8si p1 = {1, 0, 3, 2, 5, 4, 7, 6};
+    const rotq__v8si p2 = {2, 3, 0, 1, 6, 7, 4, 5};
+    const rotq__v8si p4 = {4, 5, 6, 7, 0, 1, 2, 3};
+    for (int64_t i = 0; i < n; i += 8) {
+        rotq__v8sf v;
+        memcpy(&v, x + i, sizeof v);
+        v = __builtin_shuffle(v, p1) + s1 * v;
+        v = __builtin_shuffle(v, p2) + s2 * v;
+        v = __builtin_shuffle(v, p4) + s4 * v;
+        memcpy(x + i, &v, sizeof v);
+    }
+}
+#else
+static inline void fwht_base8(float *restrict x, int64_t n) {
+    for (int64_t i = 0; i < n; i += 8) {
+        float *p = x + i;
+        float b0 = p[0] + p[1], b1 = p[0] - p[1], b2 = p[2] + p[3], b3 = p[2] - p[3];
+        float b4 = p[4] + p[5], b5 = p[4] - p[5], b6 = p[6] + p[7], b7 = p[6] - p[7];
+        float c0 = b0 + b2, c1 = b1 + b3, c2 = b0 - b2, c3 = b1 - b3;
+        float c4 = b4 + b6, c5 = b5 + b7, c6 = b4 - b6, c7 = b5 - b7;
+        p[0] = c0 + c4, p[1] = c1 + c5, p[2] = c2 + c6, p[3] = c3 + c7;
+        p[4] = c0 - c4, p[5] = c1 - c5, p[6] = c2 - c6, p[7] = c3 - c7;
+    }
+}
+#endif
+
+/* One radix-2 stage of half-width h. */
+static inline void fwht_r2(float *restrict x, int64_t n, int64_t h) {
+    for (int64_t i = 0; i < n; i += 2 * h) {
+        float *restrict a = x + i, *restrict b = x + i + h;
+        for (int64_t j = 0; j < h; ++j) {
+            float u = a[j], v = b[j];
+            a[j] = u + v;
+            b[j] = u - v;
+        }
+    }
+}
+
+/* Stages h and 2h in one pass. */
+static inline void fwht_r4(float *restrict x, int64_t n, int64_t h) {
+    for (int64_t i = 0; i < n; i += 4 * h) {
+        float *restrict a = x + i, *restrict b = a + h, *restrict c = a + 2 * h, *restrict d = a + 3 * h;
+        for (int64_t j = 0; j < h; ++j) {
+            float u0 = a[j], u1 = b[j], u2 = c[j], u3 = d[j];
+            float v0 = u0 + u1, v1 = u0 - u1, v2 = u2 + u3, v3 = u2 - u3;
+            a[j] = v0 + v2;
+            b[j] = v1 + v3;
+            c[j] = v0 - v2;
+            d[j] = v1 - v3;
+        }
+    }
+}
+
+/* Stages h, 2h and 4h in one pass. */
+static inline void fwht_r8(float *restrict x, int64_t n, int64_t h) {
+    for (int64_t i = 0; i < n; i += 8 * h) {
+        float *restrict a0 = x + i, *restrict a1 = a0 + h, *restrict a2 = a0 + 2 * h, *restrict a3 = a0 + 3 * h;
+        float *restrict a4 = a0 + 4 * h, *restrict a5 = a0 + 5 * h, *restrict a6 = a0 + 6 * h,
+                        *restrict a7 = a0 + 7 * h;
+        for (int64_t j = 0; j < h; ++j) {
+            float u0 = a0[j], u1 = a1[j], u2 = a2[j], u3 = a3[j];
+            float u4 = a4[j], u5 = a5[j], u6 = a6[j], u7 = a7[j];
+            float v0 = u0 + u1, v1 = u0 - u1, v2 = u2 + u3, v3 = u2 - u3;
+            float v4 = u4 + u5, v5 = u4 - u5, v6 = u6 + u7, v7 = u6 - u7;
+            float w0 = v0 + v2, w1 = v1 + v3, w2 = v0 - v2, w3 = v1 - v3;
+            float w4 = v4 + v6, w5 = v5 + v7, w6 = v4 - v6, w7 = v5 - v7;
+            a0[j] = w0 + w4;
+            a1[j] = w1 + w5;
+            a2[j] = w2 + w6;
+            a3[j] = w3 + w7;
+            a4[j] = w0 - w4;
+            a5[j] = w1 - w5;
+            a6[j] = w2 - w6;
+            a7[j] = w3 - w7;
+        }
+    }
+}
+
+ROTQ_CPU_CLONES
+void rotq__cpu_fwht(float *x, int m) {
+    int64_t n = (int64_t)1 << m;
+    int64_t h = 1;
+    int left = m;
+    if (m >= 3) {
+        fwht_base8(x, n);
+        h = 8;
+        left = m - 3;
+    }
+    while (left >= 3) {
+        fwht_r8(x, n, h);
+        h *= 8;
+        left -= 3;
+    }
+    if (left == 2) fwht_r4(x, n, h);
+    if (left == 1) fwht_r2(x, n, h);
+}
+
+/* ---- the K-factor step ------------------------------------------------- */
+
+/* y[k*P + j] = sum_k' F[k][k'] x[k'*P + j], P a multiple of ROTQ_CPU_KTILE. */
+static inline void kstep_tiled(const float *restrict x, float *restrict y, const float *restrict f, int32_t kk,
+                               int64_t p) {
+    for (int64_t j0 = 0; j0 < p; j0 += ROTQ_CPU_KTILE) {
+        for (int32_t k = 0; k < kk; ++k) {
+            const float *restrict fr = f + (int64_t)k * kk;
+            float acc[ROTQ_CPU_KTILE] = {0};
+            for (int32_t q = 0; q < kk; ++q) {
+                const float s = fr[q];
+                const float *restrict xr = x + (int64_t)q * p + j0;
+                for (int t = 0; t < ROTQ_CPU_KTILE; ++t) acc[t] += s * xr[t];
+            }
+            float *restrict yr = y + (int64_t)k * p + j0;
+            for (int t = 0; t < ROTQ_CPU_KTILE; ++t) yr[t] = acc[t];
+        }
+    }
+}
+
+/* Same product for small P with ft = F^T: y[k*P + j] over a contiguous k run per j. */
+static inline void kstep_small(const float *restrict x, float *restrict y, const float *restrict ft, int32_t kk,
+                               int64_t p, float *restrict acc) {
+    for (int64_t j = 0; j < p; ++j) {
+        for (int32_t k = 0; k < kk; ++k) acc[k] = 0.0f;
+        for (int32_t q = 0; q < kk; ++q) {
+            const float s = x[(int64_t)q * p + j];
+            const float *restrict fc = ft + (int64_t)q * kk;
+            for (int32_t k = 0; k < kk; ++k) acc[k] += s * fc[k];
+        }
+        for (int32_t k = 0; k < kk; ++k) y[(int64_t)k * p + j] = acc[k];
+    }
+}
+
+ROTQ_CPU_CLONES
+static void kstep(const float *x, float *y, const rotq__cpu_rot *rot) {
+    int64_t p = (int64_t)1 << rot->m;
+    if (p >= ROTQ_CPU_KTILE) {
+        kstep_tiled(x, y, rot->factor, rot->k, p);
+    } else {
+        float acc[256];
+        kstep_small(x, y, rot->factor, rot->k, p, acc);
+    }
+}
+
+float *rotq__cpu_transform_block(float *buf, float *tmp, const rotq__cpu_rot *rot) {
+    int64_t p = (int64_t)1 << rot->m;
+    if (rot->m > 0)
+        for (int32_t k = 0; k < rot->k; ++k) rotq__cpu_fwht(buf + (int64_t)k * p, rot->m);
+    if (rot->k == 1) return buf;
+    kstep(buf, tmp, rot);
+    return tmp;
+}
+
+/* ---- plan preparation -------------------------------------------------- */
+
+rotq_status rotq__cpu_rot_init(rotq__cpu_rot *rot, const rotq__hadamard_plan *plan) {
+    rot->n = plan->size;
+    rot->k = plan->k;
+    rot->m = plan->log2_pow2;
+    rot->scale = plan->scale;
+    rot->signs = plan->signs;
+    rot->factor = NULL;
+    if (plan->k == 1) return ROTQ_OK;
+    int32_t kk = plan->k;
+    rot->factor = rotq__cpu_alloc((size_t)kk * (size_t)kk * sizeof(float));
+    if (!rot->factor) return ROTQ_ERR_OUT_OF_MEMORY;
+    /* F[k][k'] = H[k][k'] (H^T: H[k'][k]); the small-P kernel wants F^T. */
+    int transpose = plan->transpose_k != 0;
+    if (((int64_t)1 << plan->log2_pow2) < ROTQ_CPU_KTILE) transpose = !transpose;
+    for (int32_t r = 0; r < kk; ++r)
+        for (int32_t c = 0; c < kk; ++c)
+            rot->factor[(int64_t)r * kk + c] =
+                (float)(transpose ? rotq__factor_entry(kk, c, r) : rotq__factor_entry(kk, r, c));
+    return ROTQ_OK;
+}
+
+void rotq__cpu_rot_free(rotq__cpu_rot *rot) {
+    rotq__cpu_free(rot->factor);
+    rot->factor = NULL;
+}

@@ -1,0 +1,203 @@
+/*
+ * rotq__cpu_quantize / rotq__cpu_dequantize: one row at a time (rows in
+ * parallel) through a float32 row buffer; optional block-diagonal rotation
+ * first, then the per-row / per-group / per-tensor rules of formats.h.
+ */
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "formats.h"
+#include "kernels.h"
+
+/* ---- row kernels ------------------------------------------------------- */
+
+static inline float absmax_f32(const float *restrict v, int64_t n) {
+    float a = 0.0f;
+    for (int64_t i = 0; i < n; ++i) a = rotq_absmax_update(a, v[i]);
+    return a;
+}
+
+/* Returns the (wrapping) int32 sum of the quantized values. */
+ROTQ_CPU_CLONES
+static int32_t quant_i8_row(const float *restrict v, int64_t n, float inv, int8_t *restrict q) {
+    uint32_t sum = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        int8_t t = rotq_quant_i8(v[i] * inv);
+        q[i] = t;
+        sum += (uint32_t)(int32_t)t;
+    }
+    return (int32_t)sum;
+}
+
+ROTQ_CPU_CLONES
+static void quant_fp8_row(const float *restrict v, int64_t n, float inv, uint8_t *restrict q) {
+    for (int64_t i = 0; i < n; ++i) q[i] = rotq_f32_to_fp8_e4m3(v[i] * inv);
+}
+
+/* n is even; q receives n/2 bytes. */
+ROTQ_CPU_CLONES
+static void quant_i4_group(const float *restrict v, int64_t n, float inv, uint8_t *restrict q) {
+    for (int64_t i = 0; i < n / 2; ++i)
+        q[i] = rotq_i4_pack(rotq_quant_i4(v[2 * i] * inv), rotq_quant_i4(v[2 * i + 1] * inv));
+}
+
+ROTQ_CPU_CLONES
+static float absmax_row(const float *v, int64_t n) { return absmax_f32(v, n); }
+
+ROTQ_CPU_CLONES
+static void scale_copy(const float *src, float scale, float *dst, int64_t n) { /* src may equal dst */
+    for (int64_t i = 0; i < n; ++i) dst[i] = src[i] * scale;
+}
+
+static void quantize_row(const rotq_quant_params *p, const float *v, int64_t cols, void *qrow, float *scales,
+                         int32_t *row_sum) {
+    switch (p->kind) {
+    case ROTQ_QUANT_INT8_ROW: {
+        float am = absmax_row(v, cols);
+        int32_t s = quant_i8_row(v, cols, rotq_quant_inv(am, ROTQ_I8_QMAX), (int8_t *)qrow);
+        scales[0] = rotq_quant_scale(am, ROTQ_I8_QMAX);
+        if (row_sum) *row_sum = s;
+        break;
+    }
+    case ROTQ_QUANT_FP8_ROW: {
+        float am = absmax_row(v, cols);
+        quant_fp8_row(v, cols, rotq_quant_inv(am, ROTQ_FP8_E4M3_MAX), (uint8_t *)qrow);
+        scales[0] = rotq_quant_scale(am, ROTQ_FP8_E4M3_MAX);
+        break;
+    }
+    case ROTQ_QUANT_FP8_TENSOR:
+        quant_fp8_row(v, cols, rotq_static_inv(p->static_scale), (uint8_t *)qrow);
+        break;
+    case ROTQ_QUANT_INT4_GROUP: {
+        const int64_t g = p->group_size;
+        for (int64_t j = 0; j < cols / g; ++j) {
+            float am = absmax_row(v + j * g, g);
+            quant_i4_group(v + j * g, g, rotq_quant_inv(am, ROTQ_I4_QMAX), (uint8_t *)qrow + j * g / 2);
+            scales[j] = rotq_quant_scale(am, ROTQ_I4_QMAX);
+        }
+        break;
+    }
+    default: break;
+    }
+}
+
+/* ---- quantize ---------------------------------------------------------- */
+
+rotq_status rotq__cpu_quantize(const rotq_exec *exec, const rotq_quant_params *p, const rotq__hadamard_plan *rotate,
+                               const rotq_matrix *x, const rotq_matrix *q, float *scales, int32_t *row_sums) {
+    rotq__cpu_rot rot = {0};
+    rotq_status st;
+    if (rotate && (st = rotq__cpu_rot_init(&rot, rotate)) != ROTQ_OK) return st;
+
+    const int64_t rows = x->rows, cols = x->cols;
+    const int64_t n = rotate ? rotate->size : 0;
+    const size_t cpad = rotq__cpu_floats_padded(cols);
+    const size_t tpad = (rotate && rotate->k > 1) ? rotq__cpu_floats_padded(n) : 0;
+    const size_t per_thread = cpad + tpad;
+    const double cost = (double)cols * (rotate ? rotate->log2_pow2 + rotate->k + 8 : 8);
+    const int nt = rotq__cpu_threads(exec, rows, cost);
+    float *scratch = rotq__cpu_alloc(per_thread * (size_t)nt * sizeof(float));
+    if (!scratch) {
+        rotq__cpu_rot_free(&rot);
+        return ROTQ_ERR_OUT_OF_MEMORY;
+    }
+    const int64_t scales_per_row = p->kind == ROTQ_QUANT_INT4_GROUP ? cols / p->group_size : 1;
+    const int qbits = rotq_dtype_bits(q->dtype);
+
+#ifdef _OPENMP
+#pragma omp parallel num_threads(nt) if (nt > 1)
+#endif
+    {
+#ifdef _OPENMP
+        float *row = scratch + per_thread * (size_t)omp_get_thread_num();
+#else
+        float *row = scratch;
+#endif
+        float *tmp = row + cpad;
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+        for (int64_t r = 0; r < rows; ++r) {
+            rotq__cpu_load(x->data, x->dtype, r * x->stride, rotate ? rot.signs : NULL, row, cols);
+            if (rotate) {
+                for (int64_t b = 0; b < cols / n; ++b) {
+                    float *blk = row + b * n;
+                    const float *out = rotq__cpu_transform_block(blk, tmp, &rot);
+                    scale_copy(out, rot.scale, blk, n);
+                }
+            }
+            void *qrow = (uint8_t *)q->data + r * q->stride * qbits / 8;
+            quantize_row(p, row, cols, qrow, scales ? scales + r * scales_per_row : NULL,
+                         row_sums ? row_sums + r : NULL);
+        }
+    }
+
+    rotq__cpu_free(scratch);
+    rotq__cpu_rot_free(&rot);
+    return ROTQ_OK;
+}
+
+/* ---- dequantize -------------------------------------------------------- */
+
+ROTQ_CPU_CLONES
+static void decode_row(const void *qrow, rotq_quant_kind kind, int64_t n, float *restrict v) {
+    switch (kind) {
+    case ROTQ_QUANT_INT8_ROW: {
+        const int8_t *restrict s = (const int8_t *)qrow;
+        for (int64_t i = 0; i < n; ++i) v[i] = (float)s[i];
+        break;
+    }
+    case ROTQ_QUANT_FP8_ROW:
+    case ROTQ_QUANT_FP8_TENSOR: {
+        const uint8_t *restrict s = (const uint8_t *)qrow;
+        for (int64_t i = 0; i < n; ++i) v[i] = rotq_fp8_e4m3_to_f32(s[i]);
+        break;
+    }
+    case ROTQ_QUANT_INT4_GROUP: {
+        const uint8_t *restrict s = (const uint8_t *)qrow;
+        for (int64_t i = 0; i < n / 2; ++i) {
+            v[2 * i] = (float)rotq_i4_lo(s[i]);
+            v[2 * i + 1] = (float)rotq_i4_hi(s[i]);
+        }
+        break;
+    }
+    default: break;
+    }
+}
+
+rotq_status rotq__cpu_dequantize(const rotq_exec *exec, const rotq_quant_params *p, const rotq_matrix *q,
+                                 const float *scales, const rotq_matrix *y) {
+    const int64_t rows = y->rows, cols = y->cols;
+    const size_t cpad = rotq__cpu_floats_padded(cols);
+    const int nt = rotq__cpu_threads(exec, rows, (double)cols * 4);
+    float *scratch = rotq__cpu_alloc(cpad * (size_t)nt * sizeof(float));
+    if (!scratch) return ROTQ_ERR_OUT_OF_MEMORY;
+    const int qbits = rotq_dtype_bits(q->dtype);
+    const int64_t g = p->kind == ROTQ_QUANT_INT4_GROUP ? p->group_size : cols;
+    const int64_t scales_per_row = cols / g;
+
+#ifdef _OPENMP
+#pragma omp parallel num_threads(nt) if (nt > 1)
+#endif
+    {
+#ifdef _OPENMP
+        float *row = scratch + cpad * (size_t)omp_get_thread_num();
+#else
+        float *row = scratch;
+#endif
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+        for (int64_t r = 0; r < rows; ++r) {
+            decode_row((const uint8_t *)q->data + r * q->stride * qbits / 8, p->kind, cols, row);
+            for (int64_t j = 0; j < scales_per_row; ++j) {
+                float s = p->kind == ROTQ_QUANT_FP8_TENSOR ? p->static_scale : scales[r * scales_per_row + j];
+                rotq__cpu_store(row + j * g, s, y->dtype, y->data, r * y->stride + j * g, g);
+            }
+        }
+    }
+
+    rotq__cpu_free(scratch);
+    return ROTQ_OK;
+}
