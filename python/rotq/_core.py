@@ -131,13 +131,13 @@ def matrix_layout(shape, strides):
     if strides is None or len(shape) == 0:
         return None
     cols = int(shape[-1])
-    if cols > 1 and strides[-1] != 1:
-        return None
     rows = 1
     for s in shape[:-1]:
         rows *= int(s)
-    if rows == 0:
-        return 0, cols, max(cols, 1)
+    if rows == 0 or cols == 0:
+        return rows, cols, max(cols, 1)
+    if cols > 1 and strides[-1] != 1:
+        return None
     lead = [(int(s), int(st)) for s, st in zip(shape[:-1], strides[:-1]) if s != 1]
     if not lead:
         return rows, cols, cols
@@ -221,6 +221,8 @@ def hadamard_into(ns, x, out, size, factor, transpose, scale, signs):
     xd = _dtype_or_raise(ns, x, "x")
     od = _dtype_or_raise(ns, out, "out")
     n = int(shape[-1])
+    if n == 0:
+        raise bad_arg("the last dim is 0", _ffi.ROTQ_ERR_INVALID_SHAPE)
     size = n if size is None else int(size)
     params = RotqHadamardParams()
     params.size = size
@@ -318,6 +320,8 @@ def quantize(ns, x, kind, group_size, static_scale, rotate):
         raise bad_arg("quantize needs at least one dimension", _ffi.ROTQ_ERR_INVALID_SHAPE)
     xd = _dtype_or_raise(ns, x, "x")
     n = int(shape[-1])
+    if n == 0:
+        raise bad_arg("the last dim is 0", _ffi.ROTQ_ERR_INVALID_SHAPE)
     if kind == _ffi.ROTQ_QUANT_INT4_GROUP:
         _check_int4_group(n, group_size)
     q_shape, q_kind, s_shape, r_shape = quant_shapes(shape, kind, group_size)
@@ -389,6 +393,8 @@ def dequantize(ns, q, scales, kind, group_size, static_scale, out_dtype):
                     "(int8: int8; fp8: uint8 or float8_e4m3fn; int4: uint8 packed pairs)")
     lead = tuple(int(s) for s in shape[:-1])
     n = int(shape[-1]) * (2 if packed else 1)
+    if n == 0:
+        raise bad_arg("the last dim is 0", _ffi.ROTQ_ERR_INVALID_SHAPE)
     rows = 1
     for s in lead:
         rows *= s
