@@ -1,0 +1,295 @@
+/*
+ * rotq_hadamard against the float64 reference: the case table and the protocol
+ * (fresh inputs, poisoned outputs, padding and input checks, tolerance by dtype).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compare.h"
+#include "data.h"
+#include "ref.h"
+#include "rng.h"
+
+typedef struct had_case {
+    int32_t size, factor;
+    uint32_t flags;
+    int unit_scale; /* 1: scale 1; 0: 1/sqrt(size) */
+    int signs;      /* a signs vector (random int8, negative flips) */
+    rotq_dtype din, dout;
+    int64_t rows, cols, xs, ys;
+    int inplace;
+    int offset;  /* data pointers start this many elements into their allocations */
+    int variant; /* CPU thread count / CUDA stream choice */
+} had_case;
+
+static const int32_t k_factors[] = {12, 20, 28, 36, 40, 44, 52, 60, 108, 116, 124, 140, 156, 172};
+#define N_FACTORS ((int)(sizeof k_factors / sizeof k_factors[0]))
+
+static void case_name(const had_case *h, char *buf, size_t n) {
+    char f[16];
+    if (h->factor == ROTQ_HADAMARD_FACTOR_AUTO) snprintf(f, sizeof f, "auto");
+    else if (h->factor == ROTQ_HADAMARD_FACTOR_POW2) snprintf(f, sizeof f, "pow2");
+    else snprintf(f, sizeof f, "%d", h->factor);
+    snprintf(buf, n,
+             "hadamard n=%d factor=%s%s signs=%d scale=%s %s->%s rows=%lld cols=%lld xs=%lld ys=%lld %s"
+             " off=%d v=%d",
+             h->size, f, (h->flags & ROTQ_HADAMARD_TRANSPOSE_FACTOR) ? "^T" : "", h->signs,
+             h->unit_scale ? "1" : "1/sqrt(n)", rotq_dtype_name(h->din), rotq_dtype_name(h->dout),
+             (long long)h->rows, (long long)h->cols, (long long)h->xs, (long long)h->ys,
+             h->inplace ? "in-place" : "out-of-place", h->offset, h->variant);
+}
+
+/* Host-side inputs and the reference of one case (shared by all backends). */
+typedef struct had_data {
+    rotq_hadamard_params p;
+    size_t xbytes, ybytes;
+    unsigned char *x, *y0; /* input (padding poisoned), initial output (all poisoned) */
+    int8_t *signs;
+    double *ref;          /* rows*cols */
+    int32_t k, m;
+} had_data;
+
+static void data_free(had_data *d) {
+    free(d->x);
+    free(d->y0);
+    free(d->signs);
+    free(d->ref);
+}
+
+static int data_make(const had_case *h, uint64_t seed, had_data *d, ck_result *r) {
+    memset(d, 0, sizeof *d);
+    ck_rng rng;
+    ck_rng_seed(&rng, seed);
+    d->p = rotq_hadamard_params_default(h->size);
+    d->p.factor = h->factor;
+    d->p.flags = h->flags;
+    d->p.scale = h->unit_scale ? 1.0f : (float)(1.0 / sqrt((double)h->size));
+    d->xbytes = ck_matrix_bytes(h->din, h->rows, h->xs);
+    d->ybytes = ck_matrix_bytes(h->dout, h->rows, h->ys);
+    d->x = malloc(d->xbytes);
+    d->y0 = malloc(d->ybytes);
+    d->ref = malloc(sizeof(double) * (size_t)(h->rows * h->cols));
+    if (h->signs) d->signs = malloc((size_t)h->cols);
+    if (!d->x || !d->y0 || !d->ref || (h->signs && !d->signs)) {
+        ck_fail(r, "host allocation failed");
+        return -1;
+    }
+    ck_poison(d->x, h->din, d->xbytes); /* padding stays NaN: reading it would show */
+    ck_poison(d->y0, h->dout, d->ybytes);
+    for (int64_t i = 0; h->signs && i < h->cols; i++) d->signs[i] = (int8_t)ck_rng_u64(&rng);
+    for (int64_t i = 0; i < h->rows; i++)
+        for (int64_t j = 0; j < h->cols; j++) ck_set(d->x, h->din, i * h->xs + j, ck_rng_activation(&rng));
+
+    ck_had_ref ref;
+    if (ck_had_ref_init(&ref, &d->p, d->signs) != 0) {
+        ck_fail(r, "reference: no construction for this size/factor (table error)");
+        return -1;
+    }
+    d->k = ref.k;
+    d->m = ref.m;
+    for (int64_t i = 0; i < h->rows; i++) {
+        double *row = d->ref + i * h->cols;
+        for (int64_t j = 0; j < h->cols; j++) row[j] = ck_get(d->x, h->din, i * h->xs + j);
+        ck_ref_hadamard_row(&ref, h->cols, row, row);
+    }
+    ck_had_ref_free(&ref);
+    return 0;
+}
+
+/* Bytes of a strided matrix that are not elements (the padding) must equal the original. */
+static int64_t first_padding_change(const unsigned char *now, const unsigned char *was, rotq_dtype dt,
+                                    int64_t rows, int64_t cols, int64_t stride) {
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = cols; j < stride; j++)
+            if (ck_code(now, dt, i * stride + j) != ck_code(was, dt, i * stride + j)) return i * stride + j;
+    return -1;
+}
+
+static void run_backend(const had_case *h, const had_data *d, rotq_backend b, ck_result *r) {
+    ck_buf bx = {0}, by = {0}, bs = {0};
+    size_t es_x = ck_dtype_bytes(h->din, 1), es_y = ck_dtype_bytes(h->dout, 1);
+    unsigned char *y = malloc(d->ybytes), *x = malloc(d->xbytes);
+    double *got = malloc(sizeof(double) * (size_t)(h->rows * h->cols));
+    struct CUstream_st *stream = ck_stream_create(b, h->variant & 1);
+    if (!y || !x || !got) {
+        ck_fail(r, "host allocation failed");
+        goto done;
+    }
+    if (ck_buf_alloc(&bx, b, d->xbytes, (size_t)h->offset * es_x) || ck_buf_upload(&bx, d->x, d->xbytes) ||
+        (!h->inplace && (ck_buf_alloc(&by, b, d->ybytes, (size_t)h->offset * es_y) ||
+                         ck_buf_upload(&by, d->y0, d->ybytes))) ||
+        (d->signs && (ck_buf_alloc(&bs, b, (size_t)h->cols, 0) || ck_buf_upload(&bs, d->signs, (size_t)h->cols)))) {
+        ck_fail(r, "backend memory: %s", ck_buf_error());
+        goto done;
+    }
+    rotq_hadamard_params p = d->p;
+    p.signs = d->signs ? (const int8_t *)bs.data : NULL;
+    rotq_matrix mx = {bx.data, h->din, h->rows, h->cols, h->xs};
+    rotq_matrix my = {h->inplace ? bx.data : by.data, h->dout, h->rows, h->cols, h->ys};
+    rotq_exec ex = ck_exec(b, h->variant, stream);
+    rotq_status st = rotq_hadamard(&ex, &p, &mx, &my);
+    if (st == ROTQ_ERR_NOT_SUPPORTED) {
+        ck_skip(r, "not supported on this backend");
+        goto done;
+    }
+    if (st != ROTQ_OK) {
+        ck_fail(r, "rotq_hadamard returned %s (%s)", rotq_status_name(st), rotq_status_string(st));
+        goto done;
+    }
+    if (ck_backend_sync(b, stream) || ck_buf_download(h->inplace ? &bx : &by, y, d->ybytes) ||
+        (!h->inplace && ck_buf_download(&bx, x, d->xbytes))) {
+        ck_fail(r, "after the call: %s", ck_buf_error());
+        goto done;
+    }
+    for (int64_t i = 0; i < h->rows; i++)
+        for (int64_t j = 0; j < h->cols; j++) got[i * h->cols + j] = ck_get(y, h->dout, i * h->ys + j);
+    ck_compare(r, got, d->ref, h->rows * h->cols, h->cols, ck_had_tol(h->dout, d->k, d->m));
+    int64_t pad = first_padding_change(y, h->inplace ? d->x : d->y0, h->dout, h->rows, h->cols, h->ys);
+    if (pad >= 0)
+        ck_fail(r, "output padding written: row %lld col %lld", (long long)(pad / h->ys), (long long)(pad % h->ys));
+    if (!h->inplace && memcmp(x, d->x, d->xbytes) != 0) ck_fail(r, "the input x was modified");
+done:
+    ck_stream_free(b, stream);
+    ck_buf_free(&bx);
+    ck_buf_free(&by);
+    ck_buf_free(&bs);
+    free(y);
+    free(x);
+    free(got);
+}
+
+static void run_case(ck_ctx *c, const had_case *h) {
+    char name[256];
+    uint64_t seed;
+    case_name(h, name, sizeof name);
+    if (!ck_case_begin(c, name, &seed)) return;
+    had_data d;
+    int made = 0;
+    ck_result prep = {0};
+    for (int b = 0; b < ROTQ_BACKEND_COUNT; b++) {
+        if (!ck_backend_begin(c, (rotq_backend)b, name)) continue;
+        if (!made) made = data_make(h, seed, &d, &prep) == 0 ? 1 : -1;
+        ck_result r = prep;
+        if (made > 0) run_backend(h, &d, (rotq_backend)b, &r);
+        if (r.verdict == CK_SKIP && strstr(r.msg, "not supported")) c->not_supported[b]++;
+        ck_report(c, (rotq_backend)b, name, &r);
+    }
+    if (made) data_free(&d);
+}
+
+/* ---- the table ---- */
+
+static const rotq_dtype k_float[3] = {ROTQ_DTYPE_F32, ROTQ_DTYPE_F16, ROTQ_DTYPE_BF16};
+
+static had_case base_case(int32_t n, int32_t factor, rotq_dtype din, rotq_dtype dout, int64_t rows) {
+    had_case h;
+    memset(&h, 0, sizeof h);
+    h.size = n;
+    h.factor = factor;
+    h.din = din;
+    h.dout = dout;
+    h.rows = rows;
+    h.cols = h.xs = h.ys = n;
+    return h;
+}
+
+static void emit(ck_ctx *c, had_case h) {
+    if (h.inplace) {
+        h.dout = h.din;
+        h.ys = h.xs;
+    }
+    h.variant = (int)(c->case_index % 6);
+    run_case(c, &h);
+}
+
+void ck_op_hadamard(ck_ctx *c) {
+    int full = c->opt->full;
+    const rotq_dtype F32 = ROTQ_DTYPE_F32, F16 = ROTQ_DTYPE_F16, BF16 = ROTQ_DTYPE_BF16;
+
+    /* Every power of two, 2^0 .. 2^15, in four configurations. */
+    for (int m = 0; m <= 15; m++) {
+        int32_t n = 1 << m;
+        int quick = (m % 3 == 0) || m == 15;
+        if (!full && !quick) continue;
+        had_case h = base_case(n, ROTQ_HADAMARD_FACTOR_AUTO, F32, F32, 3);
+        emit(c, h);
+        h = base_case(n, ROTQ_HADAMARD_FACTOR_POW2, F16, F16, 7); /* in place, odd stride, signs */
+        h.inplace = 1, h.signs = 1, h.unit_scale = 1, h.xs = n + 3;
+        emit(c, h);
+        if (!full) continue;
+        h = base_case(n, ROTQ_HADAMARD_FACTOR_AUTO, BF16, BF16, 1); /* odd output stride, offset */
+        h.signs = 1, h.ys = n + 1, h.offset = 1;
+        emit(c, h);
+        h = base_case(n, ROTQ_HADAMARD_FACTOR_POW2, F32, F32, 3); /* block-diagonal */
+        h.cols = h.xs = h.ys = (int64_t)n * (2 + m % 3);
+        h.signs = (m & 1);
+        h.ys += 2;
+        emit(c, h);
+    }
+
+    /* Every factor K with m = 0, 1, 3 and the largest m with K*2^m <= 65536. */
+    for (int i = 0; i < N_FACTORS; i++) {
+        int32_t k = k_factors[i];
+        int mmax = 0;
+        while ((k << (mmax + 1)) <= ROTQ_HADAMARD_MAX_SIZE) mmax++;
+        int ms[4] = {0, 1, 3, mmax};
+        for (int j = 0; j < 4; j++) {
+            int m = ms[j];
+            int32_t n = k << m;
+            if (j == 2 && m >= mmax) continue;
+            if (!full && !(j == 0 || (j == 3 && (i % 4) == 0))) continue;
+            had_case h = base_case(n, k, F32, F32, 3);
+            emit(c, h);
+            h = base_case(n, k, F16, F16, j == 3 ? 2 : 7); /* transposed factor, signs, in place */
+            h.flags = ROTQ_HADAMARD_TRANSPOSE_FACTOR, h.signs = 1, h.inplace = 1;
+            emit(c, h);
+            if (!full) continue;
+            if (ck_ref_pick_factor(n, ROTQ_ORDER_QUAROT) == k) { /* AUTO reaches this K */
+                h = base_case(n, ROTQ_HADAMARD_FACTOR_AUTO, F32, BF16, 3);
+                h.ys = n + 5;
+                emit(c, h);
+            }
+            if (j == 1) { /* block-diagonal, mixed dtypes, odd input stride, unit scale */
+                h = base_case(n, k, BF16, F32, 7);
+                h.cols = 3 * (int64_t)n, h.xs = h.cols + 1, h.ys = h.cols, h.unit_scale = 1, h.signs = 1;
+                emit(c, h);
+            }
+        }
+    }
+
+    /* Every dtype combination, in and out of place, on a power of two and two K sizes. */
+    static const int32_t dsizes[3] = {256, 12 * 8, 20 * 64};
+    for (int s = 0; s < 3; s++)
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++) {
+                if (!full && !(s == 0 && (a == b || a == 0))) continue;
+                had_case h = base_case(dsizes[s], ROTQ_HADAMARD_FACTOR_AUTO, k_float[a], k_float[b], 3);
+                h.signs = (a + b) & 1;
+                h.unit_scale = (a + s) & 1;
+                h.xs += a, h.ys += b; /* a mix of equal and padded strides */
+                emit(c, h);
+                if (a == b) {
+                    h.inplace = 1;
+                    h.signs = !h.signs;
+                    emit(c, h);
+                }
+            }
+
+    /* Row counts: 1, 3, 7 and many rows of small transforms. */
+    static const int64_t rows[3] = {1, 3, 7};
+    for (int i = 0; i < 3; i++) {
+        had_case h = base_case(64, ROTQ_HADAMARD_FACTOR_AUTO, F16, F32, rows[i]);
+        h.cols = h.xs = h.ys = 128, h.signs = 1;
+        emit(c, h);
+    }
+    had_case h = base_case(16, ROTQ_HADAMARD_FACTOR_AUTO, F32, F32, full ? 1000003 : 1003);
+    h.signs = 1;
+    emit(c, h);
+    h = base_case(64, ROTQ_HADAMARD_FACTOR_AUTO, F16, F16, full ? 100003 : 301);
+    h.inplace = 1, h.cols = 128, h.xs = 131;
+    emit(c, h);
+    h = base_case(12 * 16, 12, BF16, F16, full ? 20001 : 101);
+    h.ys = 12 * 16 + 7;
+    emit(c, h);
+}

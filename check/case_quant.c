@@ -1,0 +1,462 @@
+/*
+ * rotq_quantize against the references of ref_quant.c.
+ *
+ * Without a rotation the backend and the reference see the same float inputs, so
+ * codes, scales and row sums must be bit-identical to formats.h evaluated in float.
+ * With a rotation the rotated row is computed in double; the backend's float32
+ * row differs from it by at most eps_i = 2 E(K, m) * max|r| over the element's
+ * block (E from compare.c). Carried through the quantizer that gives, for each
+ * element, a bound delta_i on how far the backend's scaled value v*inv can be from
+ * the reference's s_i = r_i * inv_ref:
+ *     rho     = eps_group / absmax_group + 2u   (relative change of absmax, hence of
+ *                                                scale and inv; 2u: the float
+ *                                                rounding of absmax and the division)
+ *     delta_i = eps_i * inv + |s_i| * (rho + 3u) (3u: the product and (float)s_i)
+ * Then: scales agree within rho relative; a code may differ from the reference by
+ * one step only where s_i lies within delta_i of the rounding boundary between the
+ * two codes; every code must be within the format's rounding bound of s_i (half a
+ * step, plus delta_i); row sums must equal the sum of the codes written.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compare.h"
+#include "data.h"
+#include "formats.h"
+#include "ref.h"
+#include "rng.h"
+
+typedef struct quant_case {
+    rotq_quant_kind kind;
+    int32_t group;
+    float static_scale;
+    int rotate; /* 0: none; 1: rotation of size rsize with rfactor/rflags/rsigns */
+    int32_t rsize, rfactor;
+    uint32_t rflags;
+    int rsigns;
+    rotq_dtype din;
+    int64_t rows, cols, xs, qs;
+    int special;  /* rows of NaN, Inf, zeros, huge and tiny values (no rotation) */
+    int row_sums; /* INT8_ROW: ask for row sums */
+    int offset;   /* elements into the allocations */
+    int variant;
+} quant_case;
+
+static const char *kind_name(rotq_quant_kind k) {
+    static const char *names[] = {"int8_row", "fp8_row", "fp8_tensor", "int4_group"};
+    return (unsigned)k < 4 ? names[k] : "?";
+}
+
+static void case_name(const quant_case *q, char *buf, size_t n) {
+    char rot[96] = "rotate=none";
+    if (q->rotate)
+        snprintf(rot, sizeof rot, "rotate=n%d/factor%d%s/signs%d", q->rsize, q->rfactor,
+                 (q->rflags & ROTQ_HADAMARD_TRANSPOSE_FACTOR) ? "^T" : "", q->rsigns);
+    snprintf(buf, n,
+             "quantize %s group=%d static=%g %s in=%s rows=%lld cols=%lld xs=%lld qs=%lld special=%d"
+             " row_sums=%d off=%d v=%d",
+             kind_name(q->kind), q->group, (double)q->static_scale, rot, rotq_dtype_name(q->din),
+             (long long)q->rows, (long long)q->cols, (long long)q->xs, (long long)q->qs, q->special, q->row_sums,
+             q->offset, q->variant);
+}
+
+/* ---- inputs ---- */
+
+/* A value for special row type t (row % 7): 0 normal, 1 zeros, 2 some NaN, 3 some +-Inf,
+   4 only non-finite, 5 huge, 6 tiny. */
+static double special_value(ck_rng *g, int t, rotq_dtype dt) {
+    double v = ck_rng_activation(g);
+    int one_in_8 = (ck_rng_u64(g) & 7) == 0;
+    double big = dt == ROTQ_DTYPE_F16 ? 6000.0 : 3e37, tiny = dt == ROTQ_DTYPE_F16 ? 1e-6 : 1e-38;
+    switch (t) {
+    case 1: return (ck_rng_u64(g) & 1) ? 0.0 : -0.0;
+    case 2: return one_in_8 ? NAN : v;
+    case 3: return one_in_8 ? (v < 0 ? -INFINITY : INFINITY) : v;
+    case 4: return one_in_8 ? NAN : (v < 0 ? -INFINITY : INFINITY);
+    case 5: return v * big;
+    case 6: return one_in_8 ? 0.0 : v * tiny;
+    default: return v;
+    }
+}
+
+typedef struct quant_data {
+    rotq_quant_params p;
+    rotq_hadamard_params rp;
+    rotq_dtype qdt;
+    int64_t ngroups, group; /* scales per row, elements per scale (0: none) */
+    size_t xbytes, qbytes, sbytes, rbytes;
+    unsigned char *x, *q0;
+    int8_t *signs;
+    /* reference */
+    uint32_t *codes;   /* rows*cols */
+    double *s;         /* rows*cols scaled values (rotated mode) */
+    double *delta;     /* rows*cols allowed deviation of the scaled value (rotated mode) */
+    float *scales;     /* rows*ngroups */
+    double *rho;       /* rows*ngroups relative scale tolerance (rotated mode) */
+    int32_t *sums;     /* rows */
+    double *r;         /* rows*cols reference values before quantization (double) */
+} quant_data;
+
+static void data_free(quant_data *d) {
+    free(d->x), free(d->q0), free(d->signs), free(d->codes), free(d->s), free(d->delta);
+    free(d->scales), free(d->rho), free(d->sums), free(d->r);
+}
+
+/* Reference for one row in rotated mode: eps per element from its block, then per group. */
+static void ref_row_rotated(const quant_case *qc, quant_data *d, const ck_had_ref *h, int64_t i) {
+    int64_t cols = qc->cols, G = d->group ? d->group : cols;
+    double *r = d->r + i * cols, *s = d->s + i * cols, *delta = d->delta + i * cols;
+    double e = 2.0 * ck_had_compute_err(h->k, h->m);
+    for (int64_t b = 0; b < cols; b += h->size) { /* eps_i, stored in delta for now */
+        double mx = 0;
+        for (int64_t j = b; j < b + h->size; j++) mx = fmax(mx, fabs(r[j]));
+        for (int64_t j = b; j < b + h->size; j++) delta[j] = e * mx;
+    }
+    for (int64_t g0 = 0, gi = 0; g0 < cols; g0 += G, gi++) {
+        float scale = 0, inv = 0;
+        ck_ref_quant_f64(qc->kind, qc->static_scale, r + g0, G, d->codes + i * cols + g0, s + g0,
+                         d->group ? &scale : NULL, &inv);
+        double absmax = 0, epsmax = 0;
+        for (int64_t j = g0; j < g0 + G; j++) absmax = fmax(absmax, fabs(r[j])), epsmax = fmax(epsmax, delta[j]);
+        double rho = qc->kind == ROTQ_QUANT_FP8_TENSOR ? 0.0 : (absmax > 0 ? epsmax / absmax : 0.0) + 0x1p-23;
+        for (int64_t j = g0; j < g0 + G; j++) delta[j] = delta[j] * inv + fabs(s[j]) * (rho + 3 * 0x1p-24);
+        if (d->group) d->scales[i * d->ngroups + gi] = scale, d->rho[i * d->ngroups + gi] = rho;
+    }
+}
+
+static void ref_row_exact(const quant_case *qc, quant_data *d, const float *f, int64_t i) {
+    int64_t cols = qc->cols, G = d->group ? d->group : cols;
+    for (int64_t g0 = 0, gi = 0; g0 < cols; g0 += G, gi++) {
+        float scale = 0;
+        ck_ref_quant_f32(qc->kind, qc->static_scale, f + g0, G, d->codes + i * cols + g0, d->group ? &scale : NULL,
+                         NULL);
+        if (d->group) d->scales[i * d->ngroups + gi] = scale;
+    }
+}
+
+static int data_make(const quant_case *qc, uint64_t seed, quant_data *d, ck_result *res) {
+    memset(d, 0, sizeof *d);
+    ck_rng g;
+    ck_rng_seed(&g, seed);
+    int64_t rows = qc->rows, cols = qc->cols, n = rows * cols;
+    d->p.kind = qc->kind;
+    d->p.group_size = qc->group;
+    d->p.static_scale = qc->static_scale;
+    d->qdt = ck_quant_qdtype(qc->kind);
+    d->group = ck_quant_group(&d->p, cols);
+    d->ngroups = d->group ? cols / d->group : 0;
+    if (d->group && cols % d->group) {
+        ck_fail(res, "table error: group %lld does not divide cols", (long long)d->group);
+        return -1;
+    }
+    d->xbytes = ck_matrix_bytes(qc->din, rows, qc->xs);
+    d->qbytes = ck_matrix_bytes(d->qdt, rows, qc->qs);
+    d->sbytes = sizeof(float) * (size_t)(rows * d->ngroups);
+    d->rbytes = qc->row_sums ? sizeof(int32_t) * (size_t)rows : 0;
+    d->x = malloc(d->xbytes), d->q0 = malloc(d->qbytes);
+    d->codes = malloc(sizeof(uint32_t) * (size_t)n), d->r = malloc(sizeof(double) * (size_t)n);
+    d->scales = malloc(d->sbytes + 1), d->sums = malloc(sizeof(int32_t) * (size_t)rows);
+    if (qc->rotate) {
+        d->s = malloc(sizeof(double) * (size_t)n), d->delta = malloc(sizeof(double) * (size_t)n);
+        d->rho = malloc(sizeof(double) * (size_t)(rows * d->ngroups + 1));
+        if (qc->rsigns) d->signs = malloc((size_t)cols);
+    }
+    float *f = malloc(sizeof(float) * (size_t)cols);
+    if (!d->x || !d->q0 || !d->codes || !d->r || !d->scales || !d->sums || !f ||
+        (qc->rotate && (!d->s || !d->delta || !d->rho || (qc->rsigns && !d->signs)))) {
+        free(f);
+        ck_fail(res, "host allocation failed");
+        return -1;
+    }
+    ck_poison(d->x, qc->din, d->xbytes);
+    ck_poison(d->q0, d->qdt, d->qbytes);
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < cols; j++)
+            ck_set(d->x, qc->din, i * qc->xs + j, qc->special ? special_value(&g, (int)(i % 7), qc->din) : ck_rng_activation(&g));
+    for (int64_t j = 0; d->signs && j < cols; j++) d->signs[j] = (int8_t)ck_rng_u64(&g);
+
+    ck_had_ref h;
+    memset(&h, 0, sizeof h);
+    if (qc->rotate) {
+        d->rp = rotq_hadamard_params_default(qc->rsize);
+        d->rp.factor = qc->rfactor;
+        d->rp.flags = qc->rflags;
+        if (ck_had_ref_init(&h, &d->rp, d->signs) != 0) {
+            free(f);
+            ck_fail(res, "reference: no construction for the rotation (table error)");
+            return -1;
+        }
+    }
+    for (int64_t i = 0; i < rows; i++) {
+        double *r = d->r + i * cols;
+        for (int64_t j = 0; j < cols; j++) r[j] = ck_get(d->x, qc->din, i * qc->xs + j), f[j] = (float)r[j];
+        if (qc->rotate) {
+            ck_ref_hadamard_row(&h, cols, r, r);
+            ref_row_rotated(qc, d, &h, i);
+        } else {
+            ref_row_exact(qc, d, f, i);
+        }
+        int32_t sum = 0;
+        for (int64_t j = 0; j < cols; j++) sum += (int32_t)ck_quant_code_value(qc->kind, d->codes[i * cols + j]);
+        d->sums[i] = sum;
+    }
+    ck_had_ref_free(&h);
+    free(f);
+    return 0;
+}
+
+/* ---- comparison ---- */
+
+/* Half the distance between adjacent codes around scaled value s, plus how far
+   s lies beyond the largest code: the format's rounding bound at s. */
+static double format_bound(rotq_quant_kind kind, double s) {
+    double a = fabs(s);
+    if (!ck_quant_is_fp8(kind)) {
+        double qmax = ck_quant_qmax(kind);
+        return 0.5 + (a > qmax ? a - qmax : 0.0);
+    }
+    if (a >= ROTQ_FP8_E4M3_MAX) return a - ROTQ_FP8_E4M3_MAX;
+    int e;
+    frexp(a, &e); /* a = f * 2^e, f in [0.5, 1): leading bit 2^(e-1) */
+    double spacing = (a < 0x1p-6) ? 0x1p-9 : ldexp(1.0, e - 1 - 3);
+    return 0.5 * spacing;
+}
+
+/* Position of a code on the number line, counted in steps from zero. */
+static int code_step(rotq_quant_kind kind, uint32_t code) {
+    if (!ck_quant_is_fp8(kind)) return (int)ck_quant_code_value(kind, code);
+    int mag = (int)(code & 0x7fu);
+    return (code & 0x80u) ? -mag : mag;
+}
+
+static void compare_rotated(const quant_case *qc, const quant_data *d, const uint32_t *got, const float *gs,
+                            ck_result *res) {
+    int64_t rows = qc->rows, cols = qc->cols, G = d->group ? d->group : cols;
+    int64_t boundary = 0, bad = 0, bad_bound = 0;
+    double e2 = 0, r2 = 0;
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < cols; j++) {
+            int64_t k = i * cols + j, gi = i * d->ngroups + j / G;
+            double sref = d->s[k], dl = d->delta[k];
+            double scale = qc->kind == ROTQ_QUANT_FP8_TENSOR ? (double)qc->static_scale : (double)gs[gi];
+            double vb = ck_quant_code_value(qc->kind, got[k]), vr = ck_quant_code_value(qc->kind, d->codes[k]);
+            double deq = vb * scale;
+            if (isfinite(deq)) e2 += (deq - d->r[k]) * (deq - d->r[k]), r2 += d->r[k] * d->r[k];
+            if (!(vb == vr)) {
+                int adjacent = abs(code_step(qc->kind, got[k]) - code_step(qc->kind, d->codes[k])) == 1;
+                if (adjacent && fabs(sref - 0.5 * (vb + vr)) <= dl) {
+                    boundary++;
+                } else if (bad++ == 0) {
+                    ck_fail(res, "code at row %lld col %lld: got 0x%x (%.9g), expected 0x%x (%.9g); reference scaled value"
+                            " %.9g, allowed deviation %.3e", (long long)i, (long long)j, got[k], vb, d->codes[k], vr,
+                            sref, dl);
+                }
+            }
+            if (!(fabs(vb - sref) <= format_bound(qc->kind, sref) + dl) && bad_bound++ == 0)
+                ck_fail(res, "quantization error beyond the format's bound at row %lld col %lld: code %.9g, scaled"
+                        " value %.9g, bound %.3e", (long long)i, (long long)j, vb, sref, format_bound(qc->kind, sref) + dl);
+        }
+    if (bad > 1) ck_fail(res, "%lld codes differ beyond a rounding-boundary step", (long long)bad);
+    ck_note(res, "rotated: %lld boundary step(s) allowed; dequantized error norm %.3e", (long long)boundary,
+            r2 > 0 ? sqrt(e2 / r2) : 0.0);
+    int64_t sbad = 0;
+    for (int64_t gi = 0; gi < rows * d->ngroups; gi++) {
+        double want = d->scales[gi], tol = d->rho[gi] * want;
+        if (!(fabs((double)gs[gi] - want) <= tol) && sbad++ == 0)
+            ck_fail(res, "scale %lld (row %lld group %lld): got %.9g, expected %.9g (relative tol %.3e)", (long long)gi,
+                    (long long)(gi / d->ngroups), (long long)(gi % d->ngroups), (double)gs[gi], want, d->rho[gi]);
+    }
+    if (sbad > 1) ck_fail(res, "%lld scales out of tolerance", (long long)sbad);
+}
+
+static void compare_exact(const quant_case *qc, const quant_data *d, const uint32_t *got, const float *gs,
+                          ck_result *res) {
+    int64_t n = qc->rows * qc->cols, bad = 0;
+    for (int64_t k = 0; k < n; k++)
+        if (got[k] != d->codes[k] && bad++ == 0)
+            ck_fail(res, "code at row %lld col %lld: got 0x%x, expected 0x%x (input %.9g; exact rules, no rotation)",
+                    (long long)(k / qc->cols), (long long)(k % qc->cols), got[k], d->codes[k], d->r[k]);
+    if (bad > 1) ck_fail(res, "%lld of %lld codes differ", (long long)bad, (long long)n);
+    int64_t sbad = 0;
+    for (int64_t gi = 0; gi < qc->rows * d->ngroups; gi++)
+        if (rotq_f32_bits(gs[gi]) != rotq_f32_bits(d->scales[gi]) && sbad++ == 0)
+            ck_fail(res, "scale %lld (row %lld group %lld): got %.9g (0x%08x), expected %.9g (0x%08x)", (long long)gi,
+                    (long long)(gi / d->ngroups), (long long)(gi % d->ngroups), (double)gs[gi], rotq_f32_bits(gs[gi]),
+                    (double)d->scales[gi], rotq_f32_bits(d->scales[gi]));
+    if (sbad > 1) ck_fail(res, "%lld scales differ", (long long)sbad);
+    ck_note(res, "exact: codes and scales bit-identical to formats.h in float");
+}
+
+static void run_backend(const quant_case *qc, const quant_data *d, rotq_backend b, ck_result *res) {
+    int64_t rows = qc->rows, cols = qc->cols;
+    ck_buf bx = {0}, bq = {0}, bsc = {0}, bsum = {0}, bsg = {0};
+    unsigned char *x = malloc(d->xbytes), *q = malloc(d->qbytes);
+    float *gs = malloc(d->sbytes + 1);
+    int32_t *gsum = malloc(sizeof(int32_t) * (size_t)rows);
+    uint32_t *got = malloc(sizeof(uint32_t) * (size_t)(rows * cols));
+    unsigned char *pois_s = malloc(d->sbytes + 1), *pois_r = malloc(d->rbytes + 1);
+    struct CUstream_st *stream = ck_stream_create(b, qc->variant & 1);
+    if (!x || !q || !gs || !gsum || !got || !pois_s || !pois_r) {
+        ck_fail(res, "host allocation failed");
+        goto done;
+    }
+    ck_poison(pois_s, ROTQ_DTYPE_F32, d->sbytes);
+    memset(pois_r, CK_POISON_BYTE, d->rbytes);
+    size_t ex = ck_dtype_bytes(qc->din, 1);
+    if (ck_buf_alloc(&bx, b, d->xbytes, (size_t)qc->offset * ex) || ck_buf_upload(&bx, d->x, d->xbytes) ||
+        ck_buf_alloc(&bq, b, d->qbytes, (size_t)qc->offset) || ck_buf_upload(&bq, d->q0, d->qbytes) ||
+        (d->sbytes && (ck_buf_alloc(&bsc, b, d->sbytes, 0) || ck_buf_upload(&bsc, pois_s, d->sbytes))) ||
+        (d->rbytes && (ck_buf_alloc(&bsum, b, d->rbytes, 0) || ck_buf_upload(&bsum, pois_r, d->rbytes))) ||
+        (d->signs && (ck_buf_alloc(&bsg, b, (size_t)cols, 0) || ck_buf_upload(&bsg, d->signs, (size_t)cols)))) {
+        ck_fail(res, "backend memory: %s", ck_buf_error());
+        goto done;
+    }
+    rotq_quant_params p = d->p;
+    rotq_hadamard_params rp = d->rp;
+    rp.signs = d->signs ? (const int8_t *)bsg.data : NULL;
+    p.rotate = qc->rotate ? &rp : NULL;
+    rotq_matrix mx = {bx.data, qc->din, rows, cols, qc->xs};
+    rotq_matrix mq = {bq.data, d->qdt, rows, cols, qc->qs};
+    rotq_exec e = ck_exec(b, qc->variant, stream);
+    rotq_status st = rotq_quantize(&e, &p, &mx, &mq, d->sbytes ? (float *)bsc.data : NULL,
+                                   d->rbytes ? (int32_t *)bsum.data : NULL);
+    if (st == ROTQ_ERR_NOT_SUPPORTED) {
+        ck_skip(res, "not supported on this backend");
+        goto done;
+    }
+    if (st != ROTQ_OK) {
+        ck_fail(res, "rotq_quantize returned %s (%s)", rotq_status_name(st), rotq_status_string(st));
+        goto done;
+    }
+    if (ck_backend_sync(b, stream) || ck_buf_download(&bx, x, d->xbytes) || ck_buf_download(&bq, q, d->qbytes) ||
+        (d->sbytes && ck_buf_download(&bsc, gs, d->sbytes)) || (d->rbytes && ck_buf_download(&bsum, gsum, d->rbytes))) {
+        ck_fail(res, "after the call: %s", ck_buf_error());
+        goto done;
+    }
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < cols; j++) got[i * cols + j] = ck_code(q, d->qdt, i * qc->qs + j);
+    if (qc->rotate) compare_rotated(qc, d, got, gs, res);
+    else compare_exact(qc, d, got, gs, res);
+    for (int64_t i = 0; qc->row_sums && i < rows; i++) {
+        int32_t sum = 0;
+        for (int64_t j = 0; j < cols; j++) sum += (int32_t)ck_quant_code_value(qc->kind, got[i * cols + j]);
+        if (gsum[i] != sum || (!qc->rotate && gsum[i] != d->sums[i])) {
+            ck_fail(res, "row sum %lld: got %d, sum of the codes written %d, reference %d", (long long)i, gsum[i], sum,
+                    d->sums[i]);
+            break;
+        }
+    }
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = cols; j < qc->qs; j++)
+            if (ck_code(q, d->qdt, i * qc->qs + j) != ck_code(d->q0, d->qdt, i * qc->qs + j)) {
+                ck_fail(res, "q padding written: row %lld col %lld", (long long)i, (long long)j);
+                i = rows;
+                break;
+            }
+    if (memcmp(x, d->x, d->xbytes) != 0) ck_fail(res, "the input x was modified");
+done:
+    ck_stream_free(b, stream);
+    ck_buf_free(&bx), ck_buf_free(&bq), ck_buf_free(&bsc), ck_buf_free(&bsum), ck_buf_free(&bsg);
+    free(x), free(q), free(gs), free(gsum), free(got), free(pois_s), free(pois_r);
+}
+
+static void run_case(ck_ctx *c, quant_case qc) {
+    char name[320];
+    uint64_t seed;
+    qc.variant = (int)(c->case_index % 6);
+    case_name(&qc, name, sizeof name);
+    if (!ck_case_begin(c, name, &seed)) return;
+    quant_data d;
+    int made = 0;
+    ck_result prep = {0};
+    for (int b = 0; b < ROTQ_BACKEND_COUNT; b++) {
+        if (!ck_backend_begin(c, (rotq_backend)b, name)) continue;
+        if (!made) made = data_make(&qc, seed, &d, &prep) == 0 ? 1 : -1;
+        ck_result r = prep;
+        if (made > 0) run_backend(&qc, &d, (rotq_backend)b, &r);
+        if (r.verdict == CK_SKIP && strstr(r.msg, "not supported")) c->not_supported[b]++;
+        ck_report(c, (rotq_backend)b, name, &r);
+    }
+    if (made) data_free(&d);
+}
+
+/* ---- the table ---- */
+
+static quant_case base(rotq_quant_kind kind, int32_t group, rotq_dtype din, int64_t rows, int64_t cols) {
+    quant_case q;
+    memset(&q, 0, sizeof q);
+    q.kind = kind;
+    q.group = kind == ROTQ_QUANT_INT4_GROUP ? group : 0;
+    q.static_scale = kind == ROTQ_QUANT_FP8_TENSOR ? 0.015625f : 0.0f;
+    q.din = din;
+    q.rows = rows;
+    q.cols = q.xs = q.qs = cols;
+    q.row_sums = kind == ROTQ_QUANT_INT8_ROW;
+    return q;
+}
+
+static quant_case rotated(quant_case q, int32_t size, int32_t factor, uint32_t flags, int signs) {
+    q.rotate = 1, q.rsize = size, q.rfactor = factor, q.rflags = flags, q.rsigns = signs;
+    return q;
+}
+
+void ck_op_quantize(ck_ctx *c) {
+    int full = c->opt->full;
+    static const rotq_dtype dts[3] = {ROTQ_DTYPE_F32, ROTQ_DTYPE_F16, ROTQ_DTYPE_BF16};
+    static const int32_t groups[3] = {32, 64, 128};
+    for (int k = 0; k < ROTQ_QUANT_KIND_COUNT; k++) {
+        rotq_quant_kind kind = (rotq_quant_kind)k;
+        int ng = kind == ROTQ_QUANT_INT4_GROUP ? 3 : 1;
+        for (int gi = 0; gi < ng; gi++)
+            for (int di = 0; di < 3; di++) {
+                int32_t g = groups[gi];
+                int quick = di == (k + gi) % 3;
+                if (!full && !quick) continue;
+                rotq_dtype din = dts[di];
+                /* No rotation: exact. Contiguous, then strided with an offset. */
+                run_case(c, base(kind, g, din, 5, 256));
+                quant_case q = base(kind, g, din, 3, 384);
+                q.xs = 384 + 3, q.qs = 384 + 2, q.offset = 1;
+                if (full) run_case(c, q);
+                /* NaN / Inf / zero / huge / tiny rows. */
+                q = base(kind, g, din, 14, 128);
+                q.special = 1;
+                run_case(c, q);
+                /* Rotation over the whole row, with signs. */
+                run_case(c, rotated(base(kind, g, din, 4, 256), 256, ROTQ_HADAMARD_FACTOR_AUTO, 0, 1));
+                if (!full) continue;
+                /* Block-diagonal rotation by a K factor, transposed, strided. */
+                q = rotated(base(kind, g, din, 6, 4 * 192), 192, 12, ROTQ_HADAMARD_TRANSPOSE_FACTOR, 1);
+                q.xs += 5, q.qs += 4;
+                run_case(c, q);
+                /* Single rows; ragged counts (QuaRot picks 40 for 5 * 2^k). */
+                run_case(c, rotated(base(kind, g, din, 1, 3584), 3584, ROTQ_HADAMARD_FACTOR_AUTO, 0, di & 1));
+                int32_t unit = kind == ROTQ_QUANT_INT4_GROUP ? g : 32; /* cols stay multiples of the group */
+                run_case(c, base(kind, g, din, 1, 2 * unit));
+                run_case(c, rotated(base(kind, g, din, 257, 5 * unit), 5 * unit, ROTQ_HADAMARD_FACTOR_AUTO, 0, 1));
+                q = base(kind, g, din, 13, 3 * unit);
+                q.xs = 3 * unit + 5, q.qs = 3 * unit + 2;
+                run_case(c, q);
+            }
+    }
+    /* Model-sized rotated rows, row sums off, another static scale. */
+    quant_case q = rotated(base(ROTQ_QUANT_INT8_ROW, 0, ROTQ_DTYPE_F16, 3, 14336), 14336, ROTQ_HADAMARD_FACTOR_AUTO, 0, 1);
+    run_case(c, q);
+    q = rotated(base(ROTQ_QUANT_INT4_GROUP, 128, ROTQ_DTYPE_BF16, 3, 11008), 11008, ROTQ_HADAMARD_FACTOR_AUTO, 0, 0);
+    run_case(c, q);
+    q = base(ROTQ_QUANT_INT8_ROW, 0, ROTQ_DTYPE_F32, 9, 512);
+    q.row_sums = 0;
+    run_case(c, q);
+    q = base(ROTQ_QUANT_FP8_TENSOR, 0, ROTQ_DTYPE_F32, 7, 320);
+    q.static_scale = 0.0123f;
+    run_case(c, q);
+    q = rotated(q, 64, ROTQ_HADAMARD_FACTOR_POW2, 0, 1);
+    run_case(c, q);
+    if (full) {
+        q = rotated(base(ROTQ_QUANT_FP8_ROW, 0, ROTQ_DTYPE_F32, 2, 65536 - 4096), 61440, 60, 0, 1);
+        run_case(c, q);
+        q = rotated(base(ROTQ_QUANT_INT8_ROW, 0, ROTQ_DTYPE_BF16, 20001, 64), 64, ROTQ_HADAMARD_FACTOR_AUTO, 0, 1);
+        run_case(c, q);
+    }
+}
