@@ -54,12 +54,8 @@ static void print_header(FILE *f) {
 
 void rotq__bench_group_begin(rotq__bench *b, const char *group, const char *what) {
     b->group = group;
+    b->what = what;
     b->group_first = b->res->count;
-    if (b->table) {
-        fprintf(b->table, "\n## %s: %s\n", group, what);
-        print_header(b->table);
-        fflush(b->table);
-    }
 }
 
 /* Geometric mean of ratios over res->rows[first..last) in state OK. */
@@ -174,6 +170,10 @@ void rotq__bench_finish_row(rotq__bench *b, rotq_bench_row *row) {
 
     char eb[24];
     FILE *f = b->table;
+    if (row == &b->res->rows[b->group_first]) {
+        fprintf(f, "\n## %s: %s\n", b->group, b->what);
+        print_header(f);
+    }
     fprintf(f, "%-15s %-12s %-5s %6ld %10s ", row->group, row->op, row->dtype, (long)row->n,
             fmt_count(row->elements, eb, sizeof eb));
     switch (row->state) {
@@ -277,7 +277,7 @@ int rotq_bench_collect(const rotq_bench_options *o, FILE *table, rotq_bench_resu
     if (o->ops & ~ROTQ_BENCH_OP_ALL || o->reps < 0 || o->threads < 0) return ROTQ_BENCH_BAD_OPTIONS;
     rotq_bench_options opt = *o;
     if (opt.ops == 0) opt.ops = ROTQ_BENCH_OP_ALL;
-    rotq__bench b = {&opt, table, res, "", res->count};
+    rotq__bench b = {&opt, table, res, "", "", res->count};
     int failures_before = res->failures;
     int rc;
     switch (opt.backend) {

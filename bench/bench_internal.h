@@ -10,10 +10,12 @@ typedef struct rotq__bench {
     FILE *table;
     rotq_bench_results *res;
     const char *group;  /* current group name */
+    const char *what;   /* its description, printed above its first row */
     size_t group_first; /* index in res->rows of the current group's first row */
 } rotq__bench;
 
-/* Group framing: a header line before, a geometric-mean line after. */
+/* Group framing: a header before the first row (none for a group whose rows
+   were all filtered out), a geometric-mean line after. */
 void rotq__bench_group_begin(rotq__bench *b, const char *group, const char *what);
 void rotq__bench_group_end(rotq__bench *b);
 

@@ -1,7 +1,7 @@
 /*
  * The `rotq bench --plot` chart: a plain SVG, written with fprintf, one
  * horizontal bar per row (ratio = op time / baseline time, shorter is
- * better), a line at 1.0 (as fast as the baseline), a red tick at each row's
+ * better) on a log2 axis, a line at 1.0 (as fast as the baseline), a red tick at each row's
  * target and a header with the geometric mean for each group.
  */
 #include <math.h>
@@ -39,22 +39,25 @@ static int measured(const rotq_bench_row *r) {
 }
 
 void rotq_bench_write_svg(const rotq_bench_results *r, FILE *f) {
-    /* Axis: up to the largest ratio or target, at least 2, at most 6 (longer bars are clipped). */
-    double xmax = 2.0;
+    /* Log2 axis between powers of two around every ratio and target (at least
+       0.5 .. 2, at most 2^-4 .. 2^12; bars beyond it are clipped). */
+    double lo = 0.5, hi = 2.0;
     size_t groups = 0;
     for (size_t i = 0; i < r->count; i++) {
         const rotq_bench_row *row = &r->rows[i];
-        if (measured(row) && row->ratio > xmax) xmax = row->ratio;
-        if (row->target > xmax) xmax = row->target;
+        if (measured(row)) {
+            while (row->ratio > hi && hi < 4096.0) hi *= 2.0;
+            while (row->ratio < lo && lo > 0.0625) lo /= 2.0;
+        }
+        while (row->target > hi && hi < 4096.0) hi *= 2.0;
         if (i == 0 || strcmp(row->group, r->rows[i - 1].group) != 0) groups++;
     }
-    if (xmax > 6.0) xmax = 6.0;
-    xmax = ceil(xmax * 2.0) / 2.0;
+    double llo = log2(lo), lspan = log2(hi) - llo;
 
     double width = LABEL_W + CHART_W + VALUE_W;
     double height = TOP + ROW_H * (double)(r->count + 2 * groups) + BOTTOM;
     double x0 = LABEL_W;
-#define XPOS(v) (x0 + CHART_W * ((v) > xmax ? 1.0 : (v) / xmax))
+#define XPOS(v) (x0 + CHART_W * ((v) >= hi ? 1.0 : (v) <= lo ? 0.0 : (log2(v) - llo) / lspan))
 
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     fprintf(f,
@@ -69,19 +72,19 @@ void rotq_bench_write_svg(const rotq_bench_results *r, FILE *f) {
     fprintf(f, "</text>\n");
     fprintf(f, "<text x=\"8\" y=\"54\" fill=\"#c00\">red tick: target ratio</text>\n");
 
-    /* Grid every 0.5 and the baseline line at 1.0. */
+    /* Grid at each power of two; the baseline line at 1.0. */
     double grid_bottom = height - BOTTOM + 4.0;
-    for (double v = 0.0; v <= xmax + 1e-9; v += 0.5) {
+    for (double v = lo; v <= hi * 1.0001; v *= 2.0) {
         double x = XPOS(v);
         int one = fabs(v - 1.0) < 1e-9;
         fprintf(f,
                 "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
                 "stroke-width=\"%s\"/>\n",
                 x, TOP - 4.0, x, grid_bottom, one ? "#333" : "#ddd", one ? "1.5" : "1");
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.1f</text>\n", x,
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g</text>\n", x,
                 grid_bottom + 14.0, v);
     }
-    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">ratio vs baseline</text>\n",
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">ratio vs baseline (log scale)</text>\n",
             x0 + CHART_W / 2.0, grid_bottom + 30.0);
 
     double y = TOP;
@@ -128,7 +131,7 @@ void rotq_bench_write_svg(const rotq_bench_results *r, FILE *f) {
                     x0, y + 2.0, xe - x0, ROW_H - 4.0, group_color(g),
                     wrong ? " stroke=\"#c00\" stroke-width=\"2\"" : "");
             fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">%.3f%s  %.1f us</text>\n", x0 + CHART_W + 6.0,
-                    y + 11.0, row->ratio, row->ratio > xmax ? " (clipped)" : "", row->us);
+                    y + 11.0, row->ratio, row->ratio > hi || row->ratio < lo ? " (clipped)" : "", row->us);
             if (wrong)
                 fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#c00\">WRONG</text>\n", xe + 4.0, y + 11.0);
         } else {

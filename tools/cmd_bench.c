@@ -77,6 +77,18 @@ int cli_cmd_bench(int argc, char **argv) {
         }
     }
 
+    if (!rotq_backend_available(opt.backend)) {
+        fprintf(stderr, "rotq bench: the %s backend is not available (%s)\n",
+                rotq_bench_backend_name(opt.backend),
+#ifdef ROTQ_WITH_CUDA
+                "no usable CUDA device or driver"
+#else
+                "this build has no CUDA backend"
+#endif
+        );
+        return CLI_EXIT_FAIL;
+    }
+
     int json_stdout = json_path && strcmp(json_path, "-") == 0;
     FILE *table = json_stdout ? stderr : stdout;
     FILE *json = NULL, *plot = NULL;
@@ -96,17 +108,9 @@ int cli_cmd_bench(int argc, char **argv) {
     rotq_bench_results res;
     memset(&res, 0, sizeof res);
     int rc = rotq_bench_collect(&opt, table, &res);
-    if (rc == ROTQ_BENCH_UNAVAILABLE) {
-        fprintf(stderr, "rotq bench: the %s backend is not available (%s)\n",
-                rotq_bench_backend_name(opt.backend),
-#ifdef ROTQ_WITH_CUDA
-                "no usable CUDA device or driver"
-#else
-                "this build has no CUDA backend"
-#endif
-        );
-    } else if (rc == ROTQ_BENCH_BAD_OPTIONS) {
-        fprintf(stderr, "rotq bench: invalid options\n");
+    if (rc == ROTQ_BENCH_UNAVAILABLE || rc == ROTQ_BENCH_BAD_OPTIONS) {
+        fprintf(stderr, "rotq bench: %s\n",
+                rc == ROTQ_BENCH_BAD_OPTIONS ? "invalid options" : "the backend is not available");
     } else {
         fprintf(table, "\n## summary (%s)\n", res.device);
         rotq_bench_print_geomeans(&res, table);
