@@ -1,0 +1,53 @@
+// Shared helpers of the CUDA backend: status mapping, the per-device cache,
+// element load/store by dtype.
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "formats.h"
+#include "internal.h"
+
+// Properties read once per device (src/cuda/device.cu).
+typedef struct rotq_cuda_device_info {
+    int sm_count;
+    int max_smem_optin; // bytes of shared memory a block may opt into
+    int cc_major, cc_minor;
+} rotq_cuda_device_info;
+
+// The current device's cached properties; NULL on failure (status in *st).
+const rotq_cuda_device_info *rotq_cuda_current_device(rotq_status *st);
+
+static inline cudaStream_t rotq_cuda_stream(const rotq_exec *exec) { return (cudaStream_t)exec->stream; }
+
+// A launch error becomes ROTQ_ERR_CUDA; the sticky error state is cleared where possible.
+static inline rotq_status rotq_cuda_check_launch(void) {
+    return cudaGetLastError() == cudaSuccess ? ROTQ_OK : ROTQ_ERR_CUDA;
+}
+
+// ---- element access by runtime dtype (uniform branches) -------------------
+
+__device__ __forceinline__ float rotq_load_elem(const void *p, int64_t i, int dtype) {
+    if (dtype == ROTQ_DTYPE_F32) return ((const float *)p)[i];
+    uint16_t h = ((const uint16_t *)p)[i];
+    return dtype == ROTQ_DTYPE_F16 ? __half2float(__ushort_as_half(h))
+                                   : __bfloat162float(__ushort_as_bfloat16(h));
+}
+
+__device__ __forceinline__ float rotq_from_16(uint16_t h, int dtype) {
+    return dtype == ROTQ_DTYPE_F16 ? __half2float(__ushort_as_half(h))
+                                   : __bfloat162float(__ushort_as_bfloat16(h));
+}
+
+__device__ __forceinline__ uint16_t rotq_to_16(float v, int dtype) {
+    return dtype == ROTQ_DTYPE_F16 ? __half_as_ushort(__float2half_rn(v))
+                                   : __bfloat16_as_ushort(__float2bfloat16_rn(v));
+}
+
+__device__ __forceinline__ void rotq_store_elem(void *p, int64_t i, int dtype, float v) {
+    if (dtype == ROTQ_DTYPE_F32)
+        ((float *)p)[i] = v;
+    else
+        ((uint16_t *)p)[i] = rotq_to_16(v, dtype);
+}

@@ -1,0 +1,221 @@
+// Hadamard kernels for n = K * 2^L with a QuaRot/SpinQuant/QuIP# factor K.
+//
+// y = (H_K (x) H_{2^L}) x: the two factors commute, so the K step runs first,
+// on tensor cores, directly on the input: a block of G row blocks is read into
+// shared memory (staging), and for every column j the K values x[k*2^L + j] are
+// multiplied by H_K with mma.sync m16n8k16 (fp32 accumulate). With 16-bit inputs
+// the operands are the input values themselves, so this step is exact up to fp32
+// accumulation; fp32 inputs are split into three bf16 terms (24 bits).
+// The fp32 result goes to W and the power-of-two phases of hadamard_pow2.cuh
+// finish the transform.
+#pragma once
+#include "hadamard_pow2.cuh"
+
+#define ROTQ_FACTOR_MAX_WORDS 1032 /* 172 rows x 6 words */
+
+// H_K as packed sign bits, passed by value (<= 4.2 KB of kernel parameters).
+typedef struct rotq_had_factor {
+    int32_t k;                 // K
+    int32_t kt;                // ceil(K / 16): mma tiles along K
+    int32_t words;             // 32-bit words per row of bits
+    int32_t transpose;         // use H_K^T
+    int32_t groups_per_block;  // G
+    int32_t f16_mma;           // 1: fp16 operands, 0: bf16 operands
+    uint32_t bits[ROTQ_FACTOR_MAX_WORDS];
+} rotq_had_factor;
+
+#define ROTQ_FACTOR_MAX_KT 11
+
+// Staging swizzle in 16-byte chunks: folds chunk bits 3.., 3 at a time, into the
+// bank-group bits 0..2 so that rows at any power-of-two chunk stride spread out.
+__device__ __forceinline__ unsigned rotq_chunk_swizzle(unsigned c) {
+    return c ^ (((c >> 3) ^ (c >> 6) ^ (c >> 9) ^ (c >> 12)) & 7u);
+}
+
+template <int ES>
+__device__ __forceinline__ unsigned rotq_staging_index(unsigned e) {
+    const int per = 16 / ES;
+    return (rotq_chunk_swizzle(e / per) * per) | (e % per);
+}
+
+// W index of element e (subtiles of 2^LT, swizzled inside).
+template <int LT>
+__device__ __forceinline__ unsigned rotq_w_index(unsigned e) {
+    return (e & ~((1u << LT) - 1u)) | rotq_w_swizzle(e & ((1u << LT) - 1u));
+}
+
+// One 16-bit +-1 (or 0 outside K) entry of the A operand.
+__device__ __forceinline__ uint32_t rotq_factor_entry16(const rotq_had_factor &f, int r, int c) {
+    if (r >= f.k || c >= f.k) return 0;
+    int rr = f.transpose ? c : r, cc = f.transpose ? r : c;
+    uint32_t neg = (f.bits[rr * f.words + (cc >> 5)] >> (cc & 31)) & 1u;
+    return (f.f16_mma ? 0x3c00u : 0x3f80u) | (neg << 15);
+}
+
+// Builds the A fragments of H_K for every (m tile, k tile) in shared memory, in
+// the order each lane reads them back as one 16-byte load.
+__device__ __forceinline__ void rotq_build_factor_frags(const rotq_had_factor &f, uint32_t *afr) {
+    const int count = f.kt * f.kt * 128;
+    for (int i = threadIdx.x; i < count; i += blockDim.x) {
+        int q = i & 3, lane = (i >> 2) & 31, tile = i >> 7;
+        int mt = tile / f.kt, kt = tile - mt * f.kt;
+        int row = 16 * mt + (lane >> 2) + (q & 1) * 8;
+        int col = 16 * kt + 2 * (lane & 3) + (q >> 1) * 8;
+        afr[i] = rotq_factor_entry16(f, row, col) | (rotq_factor_entry16(f, row, col + 1) << 16);
+    }
+}
+
+// Copies G row blocks into staging (zeros past the last row block).
+template <int ES>
+__device__ __forceinline__ void rotq_fill_staging(const rotq_had_args &a, int64_t g0, int G, char *stg) {
+    const int per = 16 / ES;
+    if (a.vec_in) {
+        const int chunks_per_group = a.n / per;
+        const int chunks = G * chunks_per_group;
+        for (int c = threadIdx.x; c < chunks; c += blockDim.x) {
+            int gl = c / chunks_per_group, ch = c - gl * chunks_per_group;
+            char *dst = stg + rotq_chunk_swizzle((unsigned)c) * 16;
+            if (g0 + gl < a.groups)
+                ptx_cp_async_16(ptx_smem_addr(dst), (const char *)a.x +
+                                (rotq_group_base(a, g0 + gl, a.x_stride) + (int64_t)ch * per) * ES);
+            else
+                *(uint4 *)dst = make_uint4(0, 0, 0, 0);
+        }
+        ptx_cp_async_commit();
+        ptx_cp_async_wait<0>();
+    } else {
+        const int count = G * a.n;
+        for (int e = threadIdx.x; e < count; e += blockDim.x) {
+            int gl = e / a.n, c = e - gl * a.n;
+            unsigned s = rotq_staging_index<ES>((unsigned)e);
+            bool live = g0 + gl < a.groups;
+            int64_t src = live ? rotq_group_base(a, g0 + gl, a.x_stride) + c : 0;
+            if (ES == 4)
+                ((float *)stg)[s] = live ? ((const float *)a.x)[src] : 0.0f;
+            else
+                ((uint16_t *)stg)[s] = live ? ((const uint16_t *)a.x)[src] : (uint16_t)0;
+        }
+    }
+}
+
+// Element (krow k, column j) of local row block gl, from staging, sign applied,
+// as raw 16 bits (ES == 2) or fp32 bits (ES == 4). k >= K reads as 0.
+template <int L, int ES>
+__device__ __forceinline__ uint32_t rotq_staging_elem(const rotq_had_args &a, const rotq_had_factor &f,
+                                                      const char *stg, int64_t g0, int gl, int k, int j) {
+    if (k >= f.k) return 0;
+    unsigned e = (unsigned)(gl * a.n + (k << L) + j);
+    uint32_t u = ES == 4 ? ((const uint32_t *)stg)[rotq_staging_index<4>(e)]
+                         : ((const uint16_t *)stg)[rotq_staging_index<2>(e)];
+    if (a.signs && g0 + gl < a.groups && a.signs[rotq_sign_base(a, g0 + gl) + (k << L) + j] < 0)
+        u ^= ES == 4 ? 0x80000000u : 0x8000u;
+    return u;
+}
+
+// bf16 split of an fp32 value: x = hi + mid + lo to 24 bits.
+__device__ __forceinline__ void rotq_split3(float x, uint16_t t[3]) {
+    __nv_bfloat16 h = __float2bfloat16_rn(x);
+    float r1 = x - __bfloat162float(h);
+    __nv_bfloat16 m = __float2bfloat16_rn(r1);
+    float r2 = r1 - __bfloat162float(m);
+    t[0] = __bfloat16_as_ushort(h);
+    t[1] = __bfloat16_as_ushort(m);
+    t[2] = __bfloat16_as_ushort(__float2bfloat16_rn(r2));
+}
+
+// The K step for one block of 8 columns (one n8 mma tile): columns col0..col0+7
+// of the G*2^L columns, written to W in fp32.
+template <int L, int ES, int LT>
+__device__ __forceinline__ void rotq_factor_columns(const rotq_had_args &a, const rotq_had_factor &f,
+                                                    const char *stg, const uint32_t *afr, float *W, int64_t g0,
+                                                    int col0) {
+    const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
+    const int mask = (1 << L) - 1;
+    // B operand: column col0 + gq, rows 2tq, 2tq+1 (+8) of every k tile.
+    const int col = col0 + gq;
+    const int gl = col >> L, j = col & mask;
+    const int TERMS = ES == 4 ? 3 : 1;
+    uint32_t b[ROTQ_FACTOR_MAX_KT][TERMS][2];
+#pragma unroll
+    for (int kt = 0; kt < ROTQ_FACTOR_MAX_KT; kt++) {
+        if (kt >= f.kt) break;
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            int k0 = 16 * kt + 2 * tq + 8 * h;
+            uint32_t u0 = rotq_staging_elem<L, ES>(a, f, stg, g0, gl, k0, j);
+            uint32_t u1 = rotq_staging_elem<L, ES>(a, f, stg, g0, gl, k0 + 1, j);
+            if (ES == 2) {
+                b[kt][0][h] = u0 | (u1 << 16);
+            } else {
+                uint16_t s0[3], s1[3];
+                rotq_split3(__uint_as_float(u0), s0);
+                rotq_split3(__uint_as_float(u1), s1);
+#pragma unroll
+                for (int t = 0; t < TERMS; t++) b[kt][t][h] = (uint32_t)s0[t] | ((uint32_t)s1[t] << 16);
+            }
+        }
+    }
+    // C = H_K * B, one 16-row m tile at a time; rows >= K are dropped.
+    for (int mt = 0; mt < f.kt; mt++) {
+        float acc[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+        for (int kt = 0; kt < ROTQ_FACTOR_MAX_KT; kt++) {
+            if (kt >= f.kt) break;
+            uint4 av = ((const uint4 *)afr)[(mt * f.kt + kt) * 32 + lane];
+            uint32_t afrag[4] = {av.x, av.y, av.z, av.w};
+#pragma unroll
+            for (int t = 0; t < TERMS; t++) {
+                if (ES == 2 && f.f16_mma)
+                    ptx_mma_f16_16816(acc, afrag, b[kt][t]);
+                else
+                    ptx_mma_bf16_16816(acc, afrag, b[kt][t]);
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            int m = 16 * mt + gq + (i >> 1) * 8;
+            int c = col0 + 2 * tq + (i & 1);
+            if (m < f.k) {
+                int cgl = c >> L, cj = c & mask;
+                W[rotq_w_index<LT>((unsigned)(cgl * a.n + (m << L) + cj))] = acc[i];
+            }
+        }
+    }
+}
+
+// One block: G row blocks of n = K * 2^L. Shared memory: A fragments, staging, W.
+template <int L, int ES>
+__global__ void __launch_bounds__(256) rotq_had_factor_kernel(rotq_had_args a, const __grid_constant__ rotq_had_factor f) {
+    typedef rotq_pow2_plan<L> plan;
+    extern __shared__ __align__(16) char rotq_fsmem[];
+    const int G = f.groups_per_block;
+    uint32_t *afr = (uint32_t *)rotq_fsmem;
+    char *stg = rotq_fsmem + f.kt * f.kt * 512;
+    float *W = (float *)(stg + ((G * a.n * ES + 15) & ~15));
+    const int64_t g0 = (int64_t)blockIdx.x * G;
+
+    rotq_build_factor_frags(f, afr);
+    rotq_fill_staging<ES>(a, g0, G, stg);
+    __syncthreads();
+
+    // K step: 8-column mma tiles spread over the warps.
+    const int ncols = G << L; // a multiple of 8 (host)
+    for (int col0 = (threadIdx.x >> 5) * 8; col0 < ncols; col0 += (blockDim.x >> 5) * 8)
+        rotq_factor_columns<L, ES, plan::LOG_TILE>(a, f, stg, afr, W, g0, col0);
+    __syncthreads();
+
+    // Power-of-two phases over the K*G rows of 2^L now in W.
+    const unsigned sub = threadIdx.x / plan::SUB_THREADS;
+    const unsigned tid = threadIdx.x % plan::SUB_THREADS;
+    const int64_t total = (int64_t)G * a.n;
+    for (int64_t s0 = 0; s0 * plan::TILE < total; s0 += plan::SUBTILES) {
+        const int64_t e_tile = (s0 + sub) * plan::TILE;
+        float *Wt = W + (s0 + sub) * plan::TILE;
+        float v[32];
+        const unsigned base = rotq_phase_base(tid, 0);
+#pragma unroll
+        for (int r = 0; r < 32; r++) v[r] = e_tile < total ? Wt[base ^ rotq_w_swizzle((unsigned)r)] : 0.0f;
+        rotq_phase<L>(0, v);
+        rotq_pow2_phases<L, true>(a, Wt, tid, e_tile, total, f.k, g0, v);
+    }
+}

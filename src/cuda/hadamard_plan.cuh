@@ -1,0 +1,73 @@
+// Compile-time layout of the power-of-two Hadamard kernels.
+//
+// A row block of 2^L elements is transformed with radix-2 butterflies in fp32
+// registers. Every thread holds 32 values, so one *phase* applies 5 butterfly
+// stages (5 index bits) without touching memory. Phases are chained through a
+// shared-memory buffer W of fp32 values: each thread writes the 32 values it
+// holds and reads back 32 values that differ in the next 5 index bits.
+//
+// A *subtile* is 2^LT consecutive elements (whole row blocks). In phase p a
+// thread holds the elements whose address bits [lo, lo+5) vary, the rest of the
+// address coming from the thread index:
+//   address(tid, r) = (tid & ((1<<lo)-1)) | ((tid >> lo) << (lo+5)) | (r << lo)
+// so the lanes of a warp always cover address bits 0..4 (phases >= 1) or 5..9
+// (phase 0): coalesced global stores in the last phase, and no shared-memory
+// bank conflicts under the XOR swizzle below.
+#pragma once
+
+template <int L>
+struct rotq_pow2_plan {
+    static constexpr int LOG_TILE = L > 10 ? L : 10;             // subtile: 2^LT elements
+    static constexpr int PHASES = L == 0 ? 1 : (L + 4) / 5;      // 5 butterfly bits per phase
+    static constexpr int SUB_THREADS = 1 << (LOG_TILE - 5);      // threads per subtile
+    static constexpr int SUBTILES = SUB_THREADS >= 256 ? 1 : 256 / SUB_THREADS; // per block
+    static constexpr int THREADS = SUB_THREADS * SUBTILES;
+    static constexpr int TILE = 1 << LOG_TILE;
+
+    // Lowest address bit held in registers during phase p.
+    __host__ __device__ static constexpr int lo(int p) {
+        return 5 * p < LOG_TILE - 5 ? 5 * p : LOG_TILE - 5;
+    }
+    // Register bit i gets a butterfly in phase p iff its address bit is a
+    // column bit (< L) not handled by an earlier phase (>= 5p).
+    __host__ __device__ static constexpr bool active(int p, int i) {
+        return lo(p) + i >= 5 * p && lo(p) + i < L;
+    }
+};
+
+// XOR swizzle of an fp32 index into W: folds bits 5..9 and 10..14 into the bank
+// bits 0..4. It is linear over GF(2), so swizzle(a | b) = swizzle(a) ^ swizzle(b)
+// for disjoint bit sets: a thread adds a compile-time constant per register.
+__host__ __device__ constexpr unsigned rotq_w_swizzle(unsigned a) {
+    return a ^ (((a >> 5) ^ (a >> 10)) & 31u);
+}
+
+// Radix-2 butterflies over register bit `bit` of a 32-value array.
+template <int BIT>
+__device__ __forceinline__ void rotq_butterfly(float v[32]) {
+#pragma unroll
+    for (int r = 0; r < 32; r++) {
+        if (r & (1 << BIT)) continue;
+        float a = v[r], b = v[r | (1 << BIT)];
+        v[r] = a + b;
+        v[r | (1 << BIT)] = a - b;
+    }
+}
+
+// The butterflies of phase P (only the active register bits).
+template <int L, int P>
+__device__ __forceinline__ void rotq_phase_butterflies(float v[32]) {
+    typedef rotq_pow2_plan<L> plan;
+    if (plan::active(P, 0)) rotq_butterfly<0>(v);
+    if (plan::active(P, 1)) rotq_butterfly<1>(v);
+    if (plan::active(P, 2)) rotq_butterfly<2>(v);
+    if (plan::active(P, 3)) rotq_butterfly<3>(v);
+    if (plan::active(P, 4)) rotq_butterfly<4>(v);
+}
+
+// Swizzled W index of this thread's register 0 in phase p (the per-register
+// offsets are rotq_w_swizzle(r << lo), compile-time constants).
+__device__ __forceinline__ unsigned rotq_phase_base(unsigned tid, int lo) {
+    unsigned dep = (tid & ((1u << lo) - 1u)) | ((tid >> lo) << (lo + 5));
+    return rotq_w_swizzle(dep);
+}

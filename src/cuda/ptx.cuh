@@ -1,0 +1,60 @@
+// All inline PTX of the CUDA backend, one small named wrapper per instruction.
+// PTX ISA references: "Asynchronous copy" (cp.async), "Warp-level matrix
+// multiply-accumulate" (mma.sync m16n8k16 fragment layouts).
+#pragma once
+#include <stdint.h>
+
+// 16-byte asynchronous global->shared copy, bypassing L1 (data is read once).
+__device__ __forceinline__ void ptx_cp_async_16(uint32_t smem_addr, const void *gmem) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr), "l"(gmem) : "memory");
+}
+
+// Close the current group of cp.async copies.
+__device__ __forceinline__ void ptx_cp_async_commit(void) {
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+// Wait until at most N groups of this thread's cp.async copies are pending.
+template <int N>
+__device__ __forceinline__ void ptx_cp_async_wait(void) {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+// Shared-memory address of a generic pointer, for the instructions that take one.
+__device__ __forceinline__ uint32_t ptx_smem_addr(const void *p) {
+    return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+// Streaming 16-byte global load: the input is read exactly once, so keep it out of L1.
+__device__ __forceinline__ uint4 ptx_ld_stream_16(const void *p) {
+    uint4 v;
+    asm volatile("ld.global.cs.v4.u32 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p));
+    return v;
+}
+
+// Streaming 16-byte global store (evict-first: the output is not re-read by us).
+__device__ __forceinline__ void ptx_st_stream_16(void *p, uint4 v) {
+    asm volatile("st.global.cs.v4.u32 [%0], {%1,%2,%3,%4};\n" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z),
+                 "r"(v.w)
+                 : "memory");
+}
+
+// D = A*B + D, m16n8k16, bf16 inputs, fp32 accumulators (sm_80+).
+__device__ __forceinline__ void ptx_mma_bf16_16816(float d[4], const uint32_t a[4], const uint32_t b[2]) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+// D = A*B + D, m16n8k16, fp16 inputs, fp32 accumulators (sm_80+).
+__device__ __forceinline__ void ptx_mma_f16_16816(float d[4], const uint32_t a[4], const uint32_t b[2]) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
