@@ -11,7 +11,7 @@
 
 /* ---- Sylvester FWHT ---------------------------------------------------- */
 
-#if defined(__GNUC__)
+#if defined(__GNUC__) && !defined(ROTQ_CPU_NO_VECEXT)
 typedef float rotq__v8sf __attribute__((vector_size(32)));
 typedef int32_t rotq__v8si __attribute__((vector_size(32)));
 
@@ -46,55 +46,64 @@ static inline void fwht_base8(float *restrict x, int64_t n) {
 }
 #endif
 
-/* One radix-2 stage of half-width h. */
-static inline void fwht_r2(float *restrict x, int64_t n, int64_t h) {
-    for (int64_t i = 0; i < n; i += 2 * h) {
-        float *restrict a = x + i, *restrict b = x + i + h;
-        for (int64_t j = 0; j < h; ++j) {
-            float u = a[j], v = b[j];
-            a[j] = u + v;
-            b[j] = u - v;
-        }
+/*
+ * The butterfly runs take their rows as restrict parameters (GCC ignores
+ * block-scope restrict), so the j loops vectorize without alias checks.
+ */
+static inline void bfly2(float *restrict a, float *restrict b, int64_t h) {
+    for (int64_t j = 0; j < h; ++j) {
+        float u = a[j], v = b[j];
+        a[j] = u + v;
+        b[j] = u - v;
     }
+}
+
+static inline void bfly4(float *restrict a, float *restrict b, float *restrict c, float *restrict d, int64_t h) {
+    for (int64_t j = 0; j < h; ++j) {
+        float u0 = a[j], u1 = b[j], u2 = c[j], u3 = d[j];
+        float v0 = u0 + u1, v1 = u0 - u1, v2 = u2 + u3, v3 = u2 - u3;
+        a[j] = v0 + v2;
+        b[j] = v1 + v3;
+        c[j] = v0 - v2;
+        d[j] = v1 - v3;
+    }
+}
+
+static inline void bfly8(float *restrict a0, float *restrict a1, float *restrict a2, float *restrict a3,
+                         float *restrict a4, float *restrict a5, float *restrict a6, float *restrict a7, int64_t h) {
+    for (int64_t j = 0; j < h; ++j) {
+        float u0 = a0[j], u1 = a1[j], u2 = a2[j], u3 = a3[j];
+        float u4 = a4[j], u5 = a5[j], u6 = a6[j], u7 = a7[j];
+        float v0 = u0 + u1, v1 = u0 - u1, v2 = u2 + u3, v3 = u2 - u3;
+        float v4 = u4 + u5, v5 = u4 - u5, v6 = u6 + u7, v7 = u6 - u7;
+        float w0 = v0 + v2, w1 = v1 + v3, w2 = v0 - v2, w3 = v1 - v3;
+        float w4 = v4 + v6, w5 = v5 + v7, w6 = v4 - v6, w7 = v5 - v7;
+        a0[j] = w0 + w4;
+        a1[j] = w1 + w5;
+        a2[j] = w2 + w6;
+        a3[j] = w3 + w7;
+        a4[j] = w0 - w4;
+        a5[j] = w1 - w5;
+        a6[j] = w2 - w6;
+        a7[j] = w3 - w7;
+    }
+}
+
+/* One radix-2 stage of half-width h. */
+static inline void fwht_r2(float *x, int64_t n, int64_t h) {
+    for (int64_t i = 0; i < n; i += 2 * h) bfly2(x + i, x + i + h, h);
 }
 
 /* Stages h and 2h in one pass. */
-static inline void fwht_r4(float *restrict x, int64_t n, int64_t h) {
-    for (int64_t i = 0; i < n; i += 4 * h) {
-        float *restrict a = x + i, *restrict b = a + h, *restrict c = a + 2 * h, *restrict d = a + 3 * h;
-        for (int64_t j = 0; j < h; ++j) {
-            float u0 = a[j], u1 = b[j], u2 = c[j], u3 = d[j];
-            float v0 = u0 + u1, v1 = u0 - u1, v2 = u2 + u3, v3 = u2 - u3;
-            a[j] = v0 + v2;
-            b[j] = v1 + v3;
-            c[j] = v0 - v2;
-            d[j] = v1 - v3;
-        }
-    }
+static inline void fwht_r4(float *x, int64_t n, int64_t h) {
+    for (int64_t i = 0; i < n; i += 4 * h) bfly4(x + i, x + i + h, x + i + 2 * h, x + i + 3 * h, h);
 }
 
 /* Stages h, 2h and 4h in one pass. */
-static inline void fwht_r8(float *restrict x, int64_t n, int64_t h) {
+static inline void fwht_r8(float *x, int64_t n, int64_t h) {
     for (int64_t i = 0; i < n; i += 8 * h) {
-        float *restrict a0 = x + i, *restrict a1 = a0 + h, *restrict a2 = a0 + 2 * h, *restrict a3 = a0 + 3 * h;
-        float *restrict a4 = a0 + 4 * h, *restrict a5 = a0 + 5 * h, *restrict a6 = a0 + 6 * h,
-                        *restrict a7 = a0 + 7 * h;
-        for (int64_t j = 0; j < h; ++j) {
-            float u0 = a0[j], u1 = a1[j], u2 = a2[j], u3 = a3[j];
-            float u4 = a4[j], u5 = a5[j], u6 = a6[j], u7 = a7[j];
-            float v0 = u0 + u1, v1 = u0 - u1, v2 = u2 + u3, v3 = u2 - u3;
-            float v4 = u4 + u5, v5 = u4 - u5, v6 = u6 + u7, v7 = u6 - u7;
-            float w0 = v0 + v2, w1 = v1 + v3, w2 = v0 - v2, w3 = v1 - v3;
-            float w4 = v4 + v6, w5 = v5 + v7, w6 = v4 - v6, w7 = v5 - v7;
-            a0[j] = w0 + w4;
-            a1[j] = w1 + w5;
-            a2[j] = w2 + w6;
-            a3[j] = w3 + w7;
-            a4[j] = w0 - w4;
-            a5[j] = w1 - w5;
-            a6[j] = w2 - w6;
-            a7[j] = w3 - w7;
-        }
+        float *a = x + i;
+        bfly8(a, a + h, a + 2 * h, a + 3 * h, a + 4 * h, a + 5 * h, a + 6 * h, a + 7 * h, h);
     }
 }
 
@@ -119,7 +128,58 @@ void rotq__cpu_fwht(float *x, int m) {
 
 /* ---- the K-factor step ------------------------------------------------- */
 
-/* y[k*P + j] = sum_k' F[k][k'] x[k'*P + j], P a multiple of ROTQ_CPU_KTILE. */
+/*
+ * y[k*P + j] = sum_k' F[k][k'] x[k'*P + j], P a multiple of ROTQ_CPU_KTILE.
+ * Register tile: 4 output rows x 16 columns, accumulated over k' in order (every
+ * product is exact, so the sums are the same with or without FMA).
+ */
+#if defined(__GNUC__) && !defined(ROTQ_CPU_NO_VECEXT)
+typedef float rotq__v16sf __attribute__((vector_size(64)));
+
+/* R output rows x 16 columns of accumulators (R = 4 or 8; every K is a multiple of 4). */
+#define ROTQ_KSTEP_TILE_(R)                                                                     \
+    static inline void kstep_tile##R(const float *restrict x, float *restrict y,                \
+                                     const float *restrict f, int32_t kk, int64_t p) {          \
+        for (int64_t j0 = 0; j0 < p; j0 += ROTQ_CPU_KTILE) {                                   \
+            int32_t k = 0;                                                                      \
+            for (; k + R <= kk; k += R) {                                                       \
+                rotq__v16sf a[R];                                                               \
+                for (int r = 0; r < R; ++r) a[r] = (rotq__v16sf){0};                            \
+                for (int32_t q = 0; q < kk; ++q) {                                              \
+                    rotq__v16sf xv;                                                             \
+                    memcpy(&xv, x + (int64_t)q * p + j0, sizeof xv);                            \
+                    for (int r = 0; r < R; ++r) a[r] += f[(int64_t)(k + r) * kk + q] * xv;     \
+                }                                                                               \
+                for (int r = 0; r < R; ++r) memcpy(y + (int64_t)(k + r) * p + j0, &a[r], sizeof a[r]); \
+            }                                                                                   \
+            for (; k < kk; k += 4) {                                                            \
+                rotq__v16sf a[4];                                                               \
+                for (int r = 0; r < 4; ++r) a[r] = (rotq__v16sf){0};                            \
+                for (int32_t q = 0; q < kk; ++q) {                                              \
+                    rotq__v16sf xv;                                                             \
+                    memcpy(&xv, x + (int64_t)q * p + j0, sizeof xv);                            \
+                    for (int r = 0; r < 4; ++r) a[r] += f[(int64_t)(k + r) * kk + q] * xv;     \
+                }                                                                               \
+                for (int r = 0; r < 4; ++r) memcpy(y + (int64_t)(k + r) * p + j0, &a[r], sizeof a[r]); \
+            }                                                                                   \
+        }                                                                                       \
+    }
+ROTQ_KSTEP_TILE_(4)
+ROTQ_KSTEP_TILE_(8)
+#undef ROTQ_KSTEP_TILE_
+
+/* 8 rows only where 8 accumulators fit in registers (AVX-512: 8 of 32 zmm). */
+static inline void kstep_tiled(const float *restrict x, float *restrict y, const float *restrict f, int32_t kk,
+                               int64_t p) {
+#if defined(__x86_64__) && !defined(__clang__)
+    if (__builtin_cpu_supports("avx512f")) {
+        kstep_tile8(x, y, f, kk, p);
+        return;
+    }
+#endif
+    kstep_tile4(x, y, f, kk, p);
+}
+#else
 static inline void kstep_tiled(const float *restrict x, float *restrict y, const float *restrict f, int32_t kk,
                                int64_t p) {
     for (int64_t j0 = 0; j0 < p; j0 += ROTQ_CPU_KTILE) {
@@ -136,6 +196,7 @@ static inline void kstep_tiled(const float *restrict x, float *restrict y, const
         }
     }
 }
+#endif
 
 /* Same product for small P with ft = F^T: y[k*P + j] over a contiguous k run per j. */
 static inline void kstep_small(const float *restrict x, float *restrict y, const float *restrict ft, int32_t kk,
@@ -151,7 +212,7 @@ static inline void kstep_small(const float *restrict x, float *restrict y, const
     }
 }
 
-ROTQ_CPU_CLONES
+ROTQ_CPU_CLONES ROTQ_CPU_FMA
 static void kstep(const float *x, float *y, const rotq__cpu_rot *rot) {
     int64_t p = (int64_t)1 << rot->m;
     if (p >= ROTQ_CPU_KTILE) {

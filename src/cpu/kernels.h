@@ -21,6 +21,14 @@
 #define ROTQ_CPU_CLONES
 #endif
 
+/* Lets GCC fuse a*b+c where every product is exact (multipliers +-1), so the
+   results do not depend on it. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define ROTQ_CPU_FMA __attribute__((optimize("fp-contract=fast")))
+#else
+#define ROTQ_CPU_FMA
+#endif
+
 /* A Hadamard plan prepared for the CPU: the factor as a float matrix. */
 typedef struct rotq__cpu_rot {
     int32_t n;           /* block size K * P */

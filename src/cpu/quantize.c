@@ -12,10 +12,20 @@
 
 /* ---- row kernels ------------------------------------------------------- */
 
+/*
+ * The fold of rotq_absmax_update over v, written so it vectorizes: finite |v|
+ * compare as their bit patterns, non-finite values count as 0 (ignored), and
+ * the result is bit-identical to the sequential fold (including +0 for an
+ * all-zero or all-non-finite row).
+ */
 static inline float absmax_f32(const float *restrict v, int64_t n) {
-    float a = 0.0f;
-    for (int64_t i = 0; i < n; ++i) a = rotq_absmax_update(a, v[i]);
-    return a;
+    int32_t m = 0; /* signed: GCC vectorizes this max reduction, not the unsigned one */
+    for (int64_t i = 0; i < n; ++i) {
+        int32_t a = (int32_t)(rotq_f32_bits(v[i]) & 0x7fffffffu);
+        int32_t f = a < 0x7f800000 ? a : 0;
+        m = f > m ? f : m;
+    }
+    return rotq_f32_from_bits((uint32_t)m);
 }
 
 /* Returns the (wrapping) int32 sum of the quantized values. */
@@ -140,25 +150,37 @@ rotq_status rotq__cpu_quantize(const rotq_exec *exec, const rotq_quant_params *p
 
 /* ---- dequantize -------------------------------------------------------- */
 
+/*
+ * v = q * scale for one row, in float (the product the store would form): per
+ * row for INT8/FP8, per group for INT4. lut holds the 256 fp8 e4m3 values.
+ */
 ROTQ_CPU_CLONES
-static void decode_row(const void *qrow, rotq_quant_kind kind, int64_t n, float *restrict v) {
-    switch (kind) {
+static void decode_row(const void *qrow, const rotq_quant_params *p, const float *scales, const float *lut,
+                       int64_t n, float *restrict v) {
+    switch (p->kind) {
     case ROTQ_QUANT_INT8_ROW: {
         const int8_t *restrict s = (const int8_t *)qrow;
-        for (int64_t i = 0; i < n; ++i) v[i] = (float)s[i];
+        const float sc = scales[0];
+        for (int64_t i = 0; i < n; ++i) v[i] = (float)s[i] * sc;
         break;
     }
     case ROTQ_QUANT_FP8_ROW:
     case ROTQ_QUANT_FP8_TENSOR: {
         const uint8_t *restrict s = (const uint8_t *)qrow;
-        for (int64_t i = 0; i < n; ++i) v[i] = rotq_fp8_e4m3_to_f32(s[i]);
+        const float sc = p->kind == ROTQ_QUANT_FP8_TENSOR ? p->static_scale : scales[0];
+        for (int64_t i = 0; i < n; ++i) v[i] = lut[s[i]] * sc;
         break;
     }
     case ROTQ_QUANT_INT4_GROUP: {
-        const uint8_t *restrict s = (const uint8_t *)qrow;
-        for (int64_t i = 0; i < n / 2; ++i) {
-            v[2 * i] = (float)rotq_i4_lo(s[i]);
-            v[2 * i + 1] = (float)rotq_i4_hi(s[i]);
+        const int64_t g = p->group_size;
+        for (int64_t j = 0; j < n / g; ++j) {
+            const uint8_t *restrict s = (const uint8_t *)qrow + j * g / 2;
+            float *restrict o = v + j * g;
+            const float sc = scales[j];
+            for (int64_t i = 0; i < g / 2; ++i) {
+                o[2 * i] = (float)rotq_i4_lo(s[i]) * sc;
+                o[2 * i + 1] = (float)rotq_i4_hi(s[i]) * sc;
+            }
         }
         break;
     }
@@ -174,8 +196,10 @@ rotq_status rotq__cpu_dequantize(const rotq_exec *exec, const rotq_quant_params 
     float *scratch = rotq__cpu_alloc(cpad * (size_t)nt * sizeof(float));
     if (!scratch) return ROTQ_ERR_OUT_OF_MEMORY;
     const int qbits = rotq_dtype_bits(q->dtype);
-    const int64_t g = p->kind == ROTQ_QUANT_INT4_GROUP ? p->group_size : cols;
-    const int64_t scales_per_row = cols / g;
+    const int64_t scales_per_row =
+        p->kind == ROTQ_QUANT_INT4_GROUP ? cols / p->group_size : (p->kind == ROTQ_QUANT_FP8_TENSOR ? 0 : 1);
+    float lut[256];
+    for (int b = 0; b < 256; ++b) lut[b] = rotq_fp8_e4m3_to_f32((uint8_t)b);
 
 #ifdef _OPENMP
 #pragma omp parallel num_threads(nt) if (nt > 1)
@@ -190,11 +214,9 @@ rotq_status rotq__cpu_dequantize(const rotq_exec *exec, const rotq_quant_params 
 #pragma omp for schedule(static)
 #endif
         for (int64_t r = 0; r < rows; ++r) {
-            decode_row((const uint8_t *)q->data + r * q->stride * qbits / 8, p->kind, cols, row);
-            for (int64_t j = 0; j < scales_per_row; ++j) {
-                float s = p->kind == ROTQ_QUANT_FP8_TENSOR ? p->static_scale : scales[r * scales_per_row + j];
-                rotq__cpu_store(row + j * g, s, y->dtype, y->data, r * y->stride + j * g, g);
-            }
+            decode_row((const uint8_t *)q->data + r * q->stride * qbits / 8, p, scales ? scales + r * scales_per_row : NULL, lut,
+                       cols, row);
+            rotq__cpu_store(row, 1.0f, y->dtype, y->data, r * y->stride, cols);
         }
     }
 
