@@ -194,7 +194,9 @@ static void run_backend(const deq_case *dc, const deq_data *d, rotq_backend b, c
                 double sc = d->group ? (double)s[i * d->ngroups + j / G] : (double)dc->static_scale;
                 double step = ck_quant_is_fp8(dc->kind) ? fmax(fabs(x) * 0x1p-4, 0x1p-10 * sc) : 0.5 * sc;
                 if (dc->kind == ROTQ_QUANT_FP8_TENSOR && fabs(x) > 448.0 * sc) step = fabs(x) - 448.0 * sc;
-                double lim = step * (1 + 0x1p-20) + uo * fabs(yv);
+                /* (1 + 2^-12): the float rounding of x*inv (u|s|) and scale*inv != 1 (2u|s|)
+                   add at most 6*QMAX*u = 762u (int8) or 48u (fp8) of the half step */
+                double lim = step * (1 + 0x1p-12) + uo * fabs(yv);
                 worst = fmax(worst, fabs(yv - x) / lim);
                 if (!(fabs(yv - x) <= lim)) {
                     ck_fail(res, "round trip beyond the format bound at row %lld col %lld: x %.9g, y %.9g, bound %.3e",

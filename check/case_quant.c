@@ -285,7 +285,7 @@ static void compare_exact(const quant_case *qc, const quant_data *d, const uint3
                     (long long)(gi / d->ngroups), (long long)(gi % d->ngroups), (double)gs[gi], rotq_f32_bits(gs[gi]),
                     (double)d->scales[gi], rotq_f32_bits(d->scales[gi]));
     if (sbad > 1) ck_fail(res, "%lld scales differ", (long long)sbad);
-    ck_note(res, "exact: codes and scales bit-identical to formats.h in float");
+    ck_note(res, "exact mode: codes, scales and row sums must be bit-identical to formats.h in float");
 }
 
 static void run_backend(const quant_case *qc, const quant_data *d, rotq_backend b, ck_result *res) {
