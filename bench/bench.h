@@ -51,7 +51,7 @@ typedef enum rotq_bench_state {
 
 typedef struct rotq_bench_row {
     char group[24];       /* e.g. "hadamard-pow2", "quant-fused", "cpu-hadamard" */
-    char op[24];          /* e.g. "hadamard", "rot+int8", "int4g128" */
+    char op[32];          /* e.g. "hadamard", "hadamard28x512", "rot+int8", "int4g128" */
     char dtype[8];        /* input dtype: "f32", "f16", "bf16" */
     int32_t n;            /* Hadamard size / row length */
     int64_t elements;     /* rows * n */

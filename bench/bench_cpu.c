@@ -122,7 +122,7 @@ static void quant_row(cpu_state *s, const rotq__bench_quant_kind *k, int rotate,
     const rotq_dtype dt = ROTQ_DTYPE_F16;
     int64_t rows = target_elements / n > 0 ? target_elements / n : 1;
     int64_t elements = rows * n;
-    char op[24];
+    char op[48];
     snprintf(op, sizeof op, "%s%s", rotate ? "rot+" : "", k->name);
     if (!rotq__bench_selected(s->b, op, rotq_dtype_name(dt), n, elements)) return;
     double bytes = (double)rotq__bench_bytes(dt, elements) +
