@@ -118,7 +118,7 @@ int rotq_check_run(const rotq_check_options *opt, rotq_check_summary *summary, F
     c.out = out ? out : stdout;
     c.backends = c.opt->backends ? c.opt->backends : (1u << ROTQ_BACKEND_COUNT) - 1u;
     for (int b = 0; b < ROTQ_BACKEND_COUNT; b++) c.available[b] = rotq_backend_available((rotq_backend)b);
-    fprintf(c.out, "rotq check: %s; seed %llu; %s table; backends:", rotq_build_info(),
+    fprintf(c.out, "rotq check: %s; seed %llu; %s table; selected:", rotq_build_info(),
             (unsigned long long)c.opt->seed, c.opt->full ? "full" : "quick");
     for (int b = 0; b < ROTQ_BACKEND_COUNT; b++)
         if (c.backends & (1u << b))
