@@ -26,22 +26,10 @@ typedef struct rotq_had_factor {
 
 #define ROTQ_FACTOR_MAX_KT 11
 
-// Staging swizzle in 16-byte chunks: folds chunk bits 3.., 3 at a time, into the
-// bank-group bits 0..2 so that rows at any power-of-two chunk stride spread out.
-__device__ __forceinline__ unsigned rotq_chunk_swizzle(unsigned c) {
-    return c ^ (((c >> 3) ^ (c >> 6) ^ (c >> 9) ^ (c >> 12)) & 7u);
-}
-
 template <int ES>
 __device__ __forceinline__ unsigned rotq_staging_index(unsigned e) {
     const int per = 16 / ES;
     return (rotq_chunk_swizzle(e / per) * per) | (e % per);
-}
-
-// W index of element e (subtiles of 2^LT, swizzled inside).
-template <int LT>
-__device__ __forceinline__ unsigned rotq_w_index(unsigned e) {
-    return (e & ~((1u << LT) - 1u)) | rotq_w_swizzle(e & ((1u << LT) - 1u));
 }
 
 // One 16-bit +-1 (or 0 outside K) entry of the A operand.
@@ -177,7 +165,7 @@ __device__ __forceinline__ void rotq_factor_columns(const rotq_had_args &a, cons
             int c = col0 + 2 * tq + (i & 1);
             if (m < f.k) {
                 int cgl = c >> L, cj = c & mask;
-                W[rotq_w_index<LT>((unsigned)(cgl * a.n + (m << L) + cj))] = acc[i];
+                W[rotq_w_swizzle((unsigned)(cgl * a.n + (m << L) + cj))] = acc[i];
             }
         }
     }
@@ -191,7 +179,7 @@ __global__ void __launch_bounds__(256) rotq_had_factor_kernel(rotq_had_args a, c
     const int G = f.groups_per_block;
     uint32_t *afr = (uint32_t *)rotq_fsmem;
     char *stg = rotq_fsmem + f.kt * f.kt * 512;
-    float *W = (float *)(stg + ((G * a.n * ES + 15) & ~15));
+    float *W = (float *)(stg + ((G * a.n * ES + 127) & ~127)); // chunk swizzle permutes within 128 B
     const int64_t g0 = (int64_t)blockIdx.x * G;
 
     rotq_build_factor_frags(f, afr);
@@ -209,13 +197,12 @@ __global__ void __launch_bounds__(256) rotq_had_factor_kernel(rotq_had_args a, c
     const unsigned tid = threadIdx.x % plan::SUB_THREADS;
     const int64_t total = (int64_t)G * a.n;
     for (int64_t s0 = 0; s0 * plan::TILE < total; s0 += plan::SUBTILES) {
-        const int64_t e_tile = (s0 + sub) * plan::TILE;
-        float *Wt = W + (s0 + sub) * plan::TILE;
+        const unsigned sub_base = (unsigned)((s0 + sub) * plan::TILE);
         float v[32];
-        const unsigned base = rotq_phase_base(tid, 0);
+        const unsigned base = rotq_phase_base(sub_base, tid, 0);
 #pragma unroll
-        for (int r = 0; r < 32; r++) v[r] = e_tile < total ? Wt[base ^ rotq_w_swizzle((unsigned)r)] : 0.0f;
+        for (int r = 0; r < 32; r++) v[r] = sub_base < total ? W[base ^ rotq_w_swizzle((unsigned)r)] : 0.0f;
         rotq_phase<L>(0, v);
-        rotq_pow2_phases<L, true>(a, Wt, tid, e_tile, total, f.k, g0, v);
+        rotq_pow2_phases<L, true>(a, W, sub_base, tid, sub_base, total, f.k, g0, v);
     }
 }

@@ -35,11 +35,12 @@ struct rotq_pow2_plan {
     }
 };
 
-// XOR swizzle of an fp32 index into W: folds bits 5..9 and 10..14 into the bank
-// bits 0..4. It is linear over GF(2), so swizzle(a | b) = swizzle(a) ^ swizzle(b)
-// for disjoint bit sets: a thread adds a compile-time constant per register.
+// XOR swizzle of an fp32 index into W (block-local): folds bits 5..9, 10..14
+// and 15..19 into the bank bits 0..4. It is linear over GF(2), so
+// swizzle(a | b) = swizzle(a) ^ swizzle(b) for disjoint bit sets: a thread
+// computes one base per phase and XORs a compile-time constant per register.
 __host__ __device__ constexpr unsigned rotq_w_swizzle(unsigned a) {
-    return a ^ (((a >> 5) ^ (a >> 10)) & 31u);
+    return a ^ (((a >> 5) ^ (a >> 10) ^ (a >> 15)) & 31u);
 }
 
 // Radix-2 butterflies over register bit `bit` of a 32-value array.
@@ -65,9 +66,22 @@ __device__ __forceinline__ void rotq_phase_butterflies(float v[32]) {
     if (plan::active(P, 4)) rotq_butterfly<4>(v);
 }
 
-// Swizzled W index of this thread's register 0 in phase p (the per-register
-// offsets are rotq_w_swizzle(r << lo), compile-time constants).
-__device__ __forceinline__ unsigned rotq_phase_base(unsigned tid, int lo) {
-    unsigned dep = (tid & ((1u << lo) - 1u)) | ((tid >> lo) << (lo + 5));
-    return rotq_w_swizzle(dep);
+// Subtile-local address of this thread's register 0 in phase p.
+__device__ __forceinline__ unsigned rotq_phase_dep(unsigned tid, int lo) {
+    return (tid & ((1u << lo) - 1u)) | ((tid >> lo) << (lo + 5));
+}
+
+// Swizzled W index of this thread's register 0 in phase p, for the subtile that
+// starts at block-local element sub_base (a multiple of the subtile size). The
+// per-register offsets are rotq_w_swizzle(r << lo), compile-time constants.
+__device__ __forceinline__ unsigned rotq_phase_base(unsigned sub_base, unsigned tid, int lo) {
+    return rotq_w_swizzle(sub_base | rotq_phase_dep(tid, lo));
+}
+
+// Chunk swizzle for 16-byte chunks of a staging buffer: folds chunk bits 3..
+// into bits 0..2, so that 8 chunks at any power-of-two stride land in 8
+// distinct bank groups. Permutes within aligned groups of 8 chunks: staging
+// buffers are a multiple of 128 bytes.
+__host__ __device__ constexpr unsigned rotq_chunk_swizzle(unsigned c) {
+    return c ^ (((c >> 3) ^ (c >> 6) ^ (c >> 9) ^ (c >> 12) ^ (c >> 15)) & 7u);
 }

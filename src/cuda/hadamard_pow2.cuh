@@ -1,4 +1,12 @@
-// Power-of-two Hadamard kernels (K = 1). See hadamard_plan.cuh for the layout.
+// Power-of-two Hadamard kernel (K = 1). See hadamard_plan.cuh for the layout.
+//
+// A persistent block walks over tiles of TILE_CTA elements (whole row blocks).
+// Each tile is copied global -> shared memory with 16-byte cp.async (every warp
+// instruction reads 512 contiguous bytes), double-buffered so the next tile
+// streams in while this one is transformed. Phase 0 reads the stage into
+// registers; the later phases exchange through W, which reuses the consumed
+// stage (plus an extra region for 16-bit inputs, whose fp32 W is twice the
+// stage), so n = 32768 fits with prefetch: 64 KB x 2 stages + 64 KB.
 #pragma once
 #include "hadamard_io.cuh"
 #include "hadamard_plan.cuh"
@@ -14,63 +22,7 @@ __device__ __forceinline__ void rotq_phase(int p, float v[32]) {
     if (plan::active(p, 4)) rotq_butterfly<4>(v);
 }
 
-// Loads the 32 elements e0..e0+31 (all inside one row block when contiguous),
-// applying the sign vector. Elements past `total` read as 0.
-template <int L, int ES>
-__device__ __forceinline__ void rotq_load_run(const rotq_had_args &a, int64_t e0, int64_t total, bool vec,
-                                              float v[32]) {
-    const int64_t mask = (1 << L) - 1;
-    if (vec && e0 + 32 <= total) {
-        int64_t base = rotq_group_base(a, e0 >> L, a.x_stride) + (e0 & mask);
-        rotq_load32_vec<ES>((const char *)a.x + base * ES, a.in_dtype, v);
-    } else {
-#pragma unroll
-        for (int r = 0; r < 32; r++) {
-            int64_t e = e0 + r;
-            v[r] = e < total ? rotq_load_elem(a.x, rotq_group_base(a, e >> L, a.x_stride) + (e & mask), a.in_dtype)
-                             : 0.0f;
-        }
-    }
-    if (a.signs) {
-#pragma unroll
-        for (int r = 0; r < 32; r++) {
-            int64_t e = e0 + r;
-            if (e < total) v[r] = rotq_apply_sign(a.signs, rotq_sign_base(a, e >> L) + (e & mask), v[r]);
-        }
-    }
-}
-
-// Small sizes (n <= 32): each thread owns 32 consecutive elements, whole row
-// blocks, so the transform needs no data exchange at all.
-template <int L, int ES>
-__global__ void __launch_bounds__(256) rotq_had_pow2_small(rotq_had_args a) {
-    const int64_t total = a.groups << L;
-    const int64_t e0 = ((int64_t)blockIdx.x * 256 + threadIdx.x) * 32;
-    if (e0 >= total) return;
-    float v[32];
-    rotq_load_run<L, ES>(a, e0, total, a.vec_in != 0, v);
-    if (L > 0) rotq_butterfly<0>(v);
-    if (L > 1) rotq_butterfly<1>(v);
-    if (L > 2) rotq_butterfly<2>(v);
-    if (L > 3) rotq_butterfly<3>(v);
-    if (L > 4) rotq_butterfly<4>(v);
-#pragma unroll
-    for (int r = 0; r < 32; r++) v[r] *= a.scale;
-    const int64_t mask = (1 << L) - 1;
-    if (a.vec_out && e0 + 32 <= total) {
-        int64_t base = rotq_group_base(a, e0 >> L, a.y_stride) + (e0 & mask);
-        int osz = a.out_dtype == ROTQ_DTYPE_F32 ? 4 : 2;
-        rotq_store32_vec((char *)a.y + base * osz, a.out_dtype, v);
-    } else {
-#pragma unroll
-        for (int r = 0; r < 32; r++) {
-            int64_t e = e0 + r;
-            if (e < total) rotq_store_elem(a.y, rotq_group_base(a, e >> L, a.y_stride) + (e & mask), a.out_dtype, v[r]);
-        }
-    }
-}
-
-// Block-wide or warp-wide barrier between phases, depending on the subtile size.
+// Barrier between phases: a warp when a subtile is one warp, else the block.
 template <int SUB_THREADS>
 __device__ __forceinline__ void rotq_subtile_sync(void) {
     if (SUB_THREADS == 32)
@@ -79,9 +31,9 @@ __device__ __forceinline__ void rotq_subtile_sync(void) {
         __syncthreads();
 }
 
-// Where element e of a subtile sequence goes. Power-of-two kernels: e indexes
-// row blocks of 2^L. Factor kernels (KF): e indexes the K*G rows of 2^L that a
-// block holds in W, G row blocks of n = K*2^L starting at row block g0.
+// Where element e goes. Power-of-two kernels: e indexes row blocks of 2^L.
+// Factor kernels (KF): e indexes the K*G rows of 2^L that a block holds in W,
+// G row blocks of n = K*2^L starting at row block g0.
 template <int L, bool KF>
 __device__ __forceinline__ void rotq_store_one(const rotq_had_args &a, int64_t e, int64_t total, int32_t k,
                                                int64_t g0, float v) {
@@ -99,46 +51,205 @@ __device__ __forceinline__ void rotq_store_one(const rotq_had_args &a, int64_t e
     }
 }
 
-// The phases after phase 0, run on values already in registers (phase-0
-// layout); the last phase scales and stores to global memory.
+// The phases after phase 0, on values in registers (phase-0 layout), through
+// W (block-local swizzled fp32). e_tile: global index of the subtile's first
+// element; sub_base: its block-local index. The last phase scales and stores,
+// lanes holding consecutive columns, so warp stores coalesce.
 template <int L, bool KF>
-__device__ __forceinline__ void rotq_pow2_phases(const rotq_had_args &a, float *W, unsigned tid, int64_t e_tile,
-                                                 int64_t total, int32_t k, int64_t g0, float v[32]) {
+__device__ __forceinline__ void rotq_pow2_phases(const rotq_had_args &a, float *W, unsigned sub_base, unsigned tid,
+                                                 int64_t e_tile, int64_t total, int32_t k, int64_t g0, float v[32]) {
     typedef rotq_pow2_plan<L> plan;
 #pragma unroll
     for (int p = 1; p < plan::PHASES; p++) {
-        const unsigned wbase = rotq_phase_base(tid, plan::lo(p - 1));
+        const unsigned wbase = rotq_phase_base(sub_base, tid, plan::lo(p - 1));
 #pragma unroll
         for (int r = 0; r < 32; r++) W[wbase ^ rotq_w_swizzle((unsigned)r << plan::lo(p - 1))] = v[r];
         rotq_subtile_sync<plan::SUB_THREADS>();
-        const unsigned rbase = rotq_phase_base(tid, plan::lo(p));
+        const unsigned rbase = rotq_phase_base(sub_base, tid, plan::lo(p));
 #pragma unroll
         for (int r = 0; r < 32; r++) v[r] = W[rbase ^ rotq_w_swizzle((unsigned)r << plan::lo(p))];
         rotq_phase<L>(p, v);
         // No barrier before the next phase's writes: each thread writes back
         // exactly the W slots it has just read.
     }
-    // Store: in phases >= 1 lanes hold consecutive columns, so warp stores coalesce.
     const int lo = plan::lo(plan::PHASES - 1);
-    const unsigned dep = (tid & ((1u << lo) - 1u)) | ((tid >> lo) << (lo + 5));
+    const unsigned dep = rotq_phase_dep(tid, lo);
+    if (!KF && lo + 5 <= L) {
+        // All 32 values lie in one row block: one base, compile-time offsets.
+        const int64_t e0 = e_tile + dep;
+        if (e0 >= total) return;
+        const int64_t base = rotq_group_base(a, e0 >> L, a.y_stride) + (e0 & ((1 << L) - 1));
+        if (a.out_dtype == ROTQ_DTYPE_F32) {
+            float *y = (float *)a.y + base;
+#pragma unroll
+            for (int r = 0; r < 32; r++) y[r << lo] = v[r] * a.scale;
+        } else {
+            uint16_t *y = (uint16_t *)a.y + base;
+#pragma unroll
+            for (int r = 0; r < 32; r++) y[r << lo] = rotq_to_16(v[r] * a.scale, a.out_dtype);
+        }
+        return;
+    }
 #pragma unroll
     for (int r = 0; r < 32; r++)
         rotq_store_one<L, KF>(a, e_tile + (int64_t)(dep | ((unsigned)r << lo)), total, k, g0, v[r] * a.scale);
 }
 
-// Sizes 64 .. 32768: subtiles of 2^LT elements, phases through shared memory.
+// Shared-memory plan of the power-of-two kernel.
 template <int L, int ES>
-__global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS) rotq_had_pow2_tiled(rotq_had_args a) {
+struct rotq_pow2_smem {
     typedef rotq_pow2_plan<L> plan;
-    extern __shared__ float rotq_smem[];
+    static constexpr int TILE_CTA = plan::TILE * plan::SUBTILES;  // elements per block iteration
+    static constexpr int STAGE = TILE_CTA * ES;                    // bytes of one stage
+    static constexpr int EXTRA = TILE_CTA * 4 - STAGE;             // W beyond the stage it reuses
+    static constexpr bool PREFETCH = 2 * STAGE + EXTRA <= 200 * 1024;
+    static constexpr int BYTES = PREFETCH ? 2 * STAGE + EXTRA : STAGE + EXTRA;
+};
+
+// Issues the copies of tile `tile` into a stage (16-byte chunks, swizzled).
+// Chunks past the end are zero-filled; without vector access every element is
+// copied with an ordinary load (synchronously).
+template <int L, int ES>
+__device__ __forceinline__ void rotq_stage_tile(const rotq_had_args &a, int64_t tile, int64_t total, char *stage) {
+    typedef rotq_pow2_smem<L, ES> sm;
+    const int per = 16 / ES;
+    const int64_t mask = (1 << L) - 1;
+    const int64_t e_first = tile * sm::TILE_CTA;
+    if (a.vec_in) {
+        for (int c = threadIdx.x; c < sm::TILE_CTA / per; c += blockDim.x) {
+            const int64_t e = e_first + (int64_t)c * per;
+            char *dst = stage + rotq_chunk_swizzle((unsigned)c) * 16;
+            if (e < total)
+                ptx_cp_async_16(ptx_smem_addr(dst), (const char *)a.x +
+                                (rotq_group_base(a, e >> L, a.x_stride) + (e & mask)) * ES);
+            else
+                *(uint4 *)dst = make_uint4(0, 0, 0, 0);
+        }
+    } else {
+        for (int i = threadIdx.x; i < sm::TILE_CTA; i += blockDim.x) {
+            const int64_t e = e_first + i;
+            const unsigned s = rotq_chunk_swizzle((unsigned)(i / per)) * per + (unsigned)(i % per);
+            if (ES == 4)
+                ((float *)stage)[s] = e < total ? ((const float *)a.x)[rotq_group_base(a, e >> L, a.x_stride) + (e & mask)] : 0.0f;
+            else
+                ((uint16_t *)stage)[s] = e < total ? ((const uint16_t *)a.x)[rotq_group_base(a, e >> L, a.x_stride) + (e & mask)] : (uint16_t)0;
+        }
+    }
+}
+
+// Phase-0 values of this thread: its 32 consecutive elements of the stage.
+template <int ES>
+__device__ __forceinline__ void rotq_read_stage32(const char *stage, unsigned local0, int dtype, float v[32]) {
+    const int per = 16 / ES;
+#pragma unroll
+    for (int i = 0; i < 32 / per; i++) {
+        uint4 u = *(const uint4 *)(stage + rotq_chunk_swizzle(local0 / per + i) * 16);
+        uint32_t w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            if (ES == 4) {
+                v[per * i + j] = __uint_as_float(w[j]);
+            } else {
+                v[per * i + 2 * j] = rotq_from_16((uint16_t)(w[j] & 0xffffu), dtype);
+                v[per * i + 2 * j + 1] = rotq_from_16((uint16_t)(w[j] >> 16), dtype);
+            }
+        }
+    }
+}
+
+// Single-phase sizes (n <= 32): a thread's 32 values are whole row blocks.
+// With vector output the results go through shared memory (W) so that the
+// global stores are 16-byte and lane-contiguous; otherwise element stores.
+template <int L>
+__device__ __forceinline__ void rotq_store_small(const rotq_had_args &a, char *W, int tile_cta, int64_t e_first,
+                                                 unsigned local0, int64_t total, float v[32]) {
+    const int64_t mask = (1 << L) - 1;
+    if (!a.vec_out) {
+#pragma unroll
+        for (int r = 0; r < 32; r++) {
+            const int64_t e = e_first + local0 + r;
+            if (e < total) rotq_store_elem(a.y, rotq_group_base(a, e >> L, a.y_stride) + (e & mask), a.out_dtype, v[r]);
+        }
+        return;
+    }
+    const int os = a.out_dtype == ROTQ_DTYPE_F32 ? 4 : 2, per = 16 / os;
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        if (i * per >= 32) break;
+        uint4 u;
+        if (os == 4) {
+            u = make_uint4(__float_as_uint(v[4 * i]), __float_as_uint(v[4 * i + 1]), __float_as_uint(v[4 * i + 2]),
+                           __float_as_uint(v[4 * i + 3]));
+        } else {
+            uint32_t w[4];
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+                w[j] = (uint32_t)rotq_to_16(v[8 * i + 2 * j], a.out_dtype) |
+                       ((uint32_t)rotq_to_16(v[8 * i + 2 * j + 1], a.out_dtype) << 16);
+            u = make_uint4(w[0], w[1], w[2], w[3]);
+        }
+        *(uint4 *)(W + rotq_chunk_swizzle(local0 / per + i) * 16) = u;
+    }
+    __syncthreads();
+    for (int c = threadIdx.x; c < tile_cta / per; c += blockDim.x) {
+        const int64_t e = e_first + (int64_t)c * per;
+        if (e < total)
+            ptx_st_stream_16((char *)a.y + (rotq_group_base(a, e >> L, a.y_stride) + (e & mask)) * os,
+                             *(const uint4 *)(W + rotq_chunk_swizzle((unsigned)c) * 16));
+    }
+}
+
+// At most 128 registers below 512 threads: at least two blocks per SM.
+template <int L, int ES>
+__global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_pow2_plan<L>::THREADS >= 512 ? 1 : 2) rotq_had_pow2(rotq_had_args a) {
+    typedef rotq_pow2_plan<L> plan;
+    typedef rotq_pow2_smem<L, ES> sm;
+    extern __shared__ __align__(16) char rotq_smem[];
     const unsigned sub = threadIdx.x / plan::SUB_THREADS;
     const unsigned tid = threadIdx.x % plan::SUB_THREADS;
-    float *W = rotq_smem + sub * plan::TILE;
+    const unsigned sub_base = sub * plan::TILE;
+    const unsigned local0 = sub_base + tid * 32; // phase 0: 32 consecutive elements
     const int64_t total = a.groups << L;
-    const int64_t e_tile = ((int64_t)blockIdx.x * plan::SUBTILES + sub) << plan::LOG_TILE;
-    // Phase 0: 32 consecutive elements of one row block (2^L >= 64), 16-byte loads.
-    float v[32];
-    rotq_load_run<L, ES>(a, e_tile + tid * 32, total, a.vec_in != 0, v);
-    rotq_phase<L>(0, v);
-    rotq_pow2_phases<L, false>(a, W, tid, e_tile, total, 1, 0, v);
+    const int64_t ntiles = (total + sm::TILE_CTA - 1) / sm::TILE_CTA;
+    const int64_t mask = (1 << L) - 1;
+
+    int buf = 0;
+    if (sm::PREFETCH && (int64_t)blockIdx.x < ntiles) rotq_stage_tile<L, ES>(a, blockIdx.x, total, rotq_smem);
+    ptx_cp_async_commit();
+    for (int64_t tile = blockIdx.x; tile < ntiles; tile += gridDim.x, buf ^= 1) {
+        __syncthreads(); // the previous tile's W and stage are free again
+        if (sm::PREFETCH) {
+            if (tile + gridDim.x < ntiles) rotq_stage_tile<L, ES>(a, tile + gridDim.x, total, rotq_smem + (buf ^ 1) * (sm::STAGE + sm::EXTRA));
+            ptx_cp_async_commit();
+            ptx_cp_async_wait<1>();
+        } else {
+            rotq_stage_tile<L, ES>(a, tile, total, rotq_smem);
+            ptx_cp_async_commit();
+            ptx_cp_async_wait<0>();
+        }
+        __syncthreads();
+        char *cur = rotq_smem + (sm::PREFETCH ? buf * (sm::STAGE + sm::EXTRA) : 0);
+        const int64_t e_first = tile * sm::TILE_CTA;
+        float v[32];
+        rotq_read_stage32<ES>(cur, local0, a.in_dtype, v);
+        if (a.signs) {
+#pragma unroll
+            for (int r = 0; r < 32; r++) {
+                const int64_t e = e_first + local0 + r;
+                if (e < total) v[r] = rotq_apply_sign(a.signs, rotq_sign_base(a, e >> L) + (e & mask), v[r]);
+            }
+        }
+        rotq_phase<L>(0, v);
+        __syncthreads(); // every thread has read the stage that W overwrites
+        // W: the consumed stage, plus the extra region next to it (16-bit inputs).
+        char *W = (sm::PREFETCH && buf == 1 && sm::EXTRA > 0) ? rotq_smem + sm::STAGE : cur;
+        if (plan::PHASES == 1) {
+#pragma unroll
+            for (int r = 0; r < 32; r++) v[r] *= a.scale;
+            rotq_store_small<L>(a, W, sm::TILE_CTA, e_first, local0, total, v);
+        } else {
+            rotq_pow2_phases<L, false>(a, (float *)W, sub_base, tid, e_first + sub_base, total, 1, 0, v);
+        }
+    }
+    ptx_cp_async_wait<0>();
 }
