@@ -1,9 +1,25 @@
-/* rotq__cpu_hadamard: every (row, block) pair independently, in parallel. */
+/* rotq__cpu_hadamard: every (row, block) pair independently, rows split over threads. */
 #ifdef _OPENMP
 #include <omp.h>
 #endif
 
-#include "kernels.h"
+#include "convert.h"
+#include "cpu.h"
+#include "fwht.h"
+
+/* Transforms the (row, block) items [begin, end): item i is block i % blocks of row i / blocks. */
+ROTQ_CPU_CLONES ROTQ_CPU_FMA
+static void hadamard_items(const rotq_matrix *x, const rotq_matrix *y, const rotq__cpu_rot *rot, int64_t begin,
+                           int64_t end, float *buf, float *tmp) {
+    const int64_t n = rot->n, blocks = x->cols / n;
+    for (int64_t it = begin; it < end; ++it) {
+        const int64_t r = it / blocks, b = it % blocks;
+        const int8_t *signs = rot->signs ? rot->signs + b * n : NULL;
+        load_row(x->data, x->dtype, r * x->stride + b * n, signs, buf, n);
+        const float *out = transform_block(buf, tmp, rot);
+        store_row(out, rot->scale, y->dtype, y->data, r * y->stride + b * n, n);
+    }
+}
 
 rotq_status rotq__cpu_hadamard(const rotq_exec *exec, const rotq__hadamard_plan *plan, const rotq_matrix *x,
                                const rotq_matrix *y) {
@@ -12,8 +28,7 @@ rotq_status rotq__cpu_hadamard(const rotq_exec *exec, const rotq__hadamard_plan 
     if (st != ROTQ_OK) return st;
 
     const int64_t n = plan->size;
-    const int64_t blocks = x->cols / n;
-    const int64_t items = x->rows * blocks;
+    const int64_t items = x->rows * (x->cols / n);
     const int nt = rotq__cpu_threads(exec, items, (double)n * (plan->log2_pow2 + plan->k + 4));
     const size_t npad = rotq__cpu_floats_padded(n);
     const size_t per_thread = npad * (plan->k > 1 ? 2u : 1u);
@@ -25,25 +40,16 @@ rotq_status rotq__cpu_hadamard(const rotq_exec *exec, const rotq__hadamard_plan 
 
 #ifdef _OPENMP
 #pragma omp parallel num_threads(nt) if (nt > 1)
-#endif
     {
-#ifdef _OPENMP
-        float *buf = scratch + per_thread * (size_t)omp_get_thread_num();
-#else
-        float *buf = scratch;
-#endif
-        float *tmp = buf + npad;
-#ifdef _OPENMP
-#pragma omp for schedule(static)
-#endif
-        for (int64_t it = 0; it < items; ++it) {
-            const int64_t r = it / blocks, b = it % blocks;
-            const int8_t *signs = rot.signs ? rot.signs + b * n : NULL;
-            rotq__cpu_load(x->data, x->dtype, r * x->stride + b * n, signs, buf, n);
-            const float *out = rotq__cpu_transform_block(buf, tmp, &rot);
-            rotq__cpu_store(out, rot.scale, y->dtype, y->data, r * y->stride + b * n, n);
-        }
+        const int tid = omp_get_thread_num();
+        int64_t begin, end;
+        rotq__cpu_share(items, tid, omp_get_num_threads(), &begin, &end);
+        float *buf = scratch + per_thread * (size_t)tid;
+        hadamard_items(x, y, &rot, begin, end, buf, buf + npad);
     }
+#else
+    hadamard_items(x, y, &rot, 0, items, scratch, scratch + npad);
+#endif
 
     rotq__cpu_free(scratch);
     rotq__cpu_rot_free(&rot);

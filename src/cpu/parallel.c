@@ -5,7 +5,7 @@
 #include <omp.h>
 #endif
 
-#include "kernels.h"
+#include "cpu.h"
 
 /* Below this much work per call, a parallel region costs more than it saves. */
 #define ROTQ_CPU_MIN_FLOPS_PER_THREAD 65536.0

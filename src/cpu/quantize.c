@@ -1,14 +1,16 @@
 /*
- * rotq__cpu_quantize / rotq__cpu_dequantize: one row at a time (rows in
- * parallel) through a float32 row buffer; optional block-diagonal rotation
+ * rotq__cpu_quantize / rotq__cpu_dequantize: one row at a time (rows split over
+ * threads) through a float32 row buffer; optional block-diagonal rotation
  * first, then the per-row / per-group / per-tensor rules of formats.h.
  */
 #ifdef _OPENMP
 #include <omp.h>
 #endif
 
+#include "convert.h"
+#include "cpu.h"
 #include "formats.h"
-#include "kernels.h"
+#include "fwht.h"
 
 /* ---- row kernels ------------------------------------------------------- */
 
@@ -29,8 +31,7 @@ static inline float absmax_f32(const float *restrict v, int64_t n) {
 }
 
 /* Returns the (wrapping) int32 sum of the quantized values. */
-ROTQ_CPU_CLONES
-static int32_t quant_i8_row(const float *restrict v, int64_t n, float inv, int8_t *restrict q) {
+static inline int32_t quant_i8_row(const float *restrict v, int64_t n, float inv, int8_t *restrict q) {
     uint32_t sum = 0;
     for (int64_t i = 0; i < n; ++i) {
         int8_t t = rotq_quant_i8(v[i] * inv);
@@ -40,38 +41,32 @@ static int32_t quant_i8_row(const float *restrict v, int64_t n, float inv, int8_
     return (int32_t)sum;
 }
 
-ROTQ_CPU_CLONES
-static void quant_fp8_row(const float *restrict v, int64_t n, float inv, uint8_t *restrict q) {
+static inline void quant_fp8_row(const float *restrict v, int64_t n, float inv, uint8_t *restrict q) {
     for (int64_t i = 0; i < n; ++i) q[i] = rotq_f32_to_fp8_e4m3(v[i] * inv);
 }
 
 /* n is even; q receives n/2 bytes. */
-ROTQ_CPU_CLONES
-static void quant_i4_group(const float *restrict v, int64_t n, float inv, uint8_t *restrict q) {
+static inline void quant_i4_group(const float *restrict v, int64_t n, float inv, uint8_t *restrict q) {
     for (int64_t i = 0; i < n / 2; ++i)
         q[i] = rotq_i4_pack(rotq_quant_i4(v[2 * i] * inv), rotq_quant_i4(v[2 * i + 1] * inv));
 }
 
-ROTQ_CPU_CLONES
-static float absmax_row(const float *v, int64_t n) { return absmax_f32(v, n); }
-
-ROTQ_CPU_CLONES
-static void scale_copy(const float *src, float scale, float *dst, int64_t n) { /* src may equal dst */
+static inline void scale_copy(const float *src, float scale, float *dst, int64_t n) { /* src may equal dst */
     for (int64_t i = 0; i < n; ++i) dst[i] = src[i] * scale;
 }
 
-static void quantize_row(const rotq_quant_params *p, const float *v, int64_t cols, void *qrow, float *scales,
-                         int32_t *row_sum) {
+static inline void quantize_row(const rotq_quant_params *p, const float *v, int64_t cols, void *qrow,
+                                float *scales, int32_t *row_sum) {
     switch (p->kind) {
     case ROTQ_QUANT_INT8_ROW: {
-        float am = absmax_row(v, cols);
+        float am = absmax_f32(v, cols);
         int32_t s = quant_i8_row(v, cols, rotq_quant_inv(am, ROTQ_I8_QMAX), (int8_t *)qrow);
         scales[0] = rotq_quant_scale(am, ROTQ_I8_QMAX);
         if (row_sum) *row_sum = s;
         break;
     }
     case ROTQ_QUANT_FP8_ROW: {
-        float am = absmax_row(v, cols);
+        float am = absmax_f32(v, cols);
         quant_fp8_row(v, cols, rotq_quant_inv(am, ROTQ_FP8_E4M3_MAX), (uint8_t *)qrow);
         scales[0] = rotq_quant_scale(am, ROTQ_FP8_E4M3_MAX);
         break;
@@ -82,7 +77,7 @@ static void quantize_row(const rotq_quant_params *p, const float *v, int64_t col
     case ROTQ_QUANT_INT4_GROUP: {
         const int64_t g = p->group_size;
         for (int64_t j = 0; j < cols / g; ++j) {
-            float am = absmax_row(v + j * g, g);
+            float am = absmax_f32(v + j * g, g);
             quant_i4_group(v + j * g, g, rotq_quant_inv(am, ROTQ_I4_QMAX), (uint8_t *)qrow + j * g / 2);
             scales[j] = rotq_quant_scale(am, ROTQ_I4_QMAX);
         }
@@ -94,6 +89,29 @@ static void quantize_row(const rotq_quant_params *p, const float *v, int64_t col
 
 /* ---- quantize ---------------------------------------------------------- */
 
+/* Quantizes rows [begin, end); row holds cols floats, tmp one block when K > 1. */
+ROTQ_CPU_CLONES ROTQ_CPU_FMA
+static void quantize_rows(const rotq_quant_params *p, const rotq__cpu_rot *rot, const rotq_matrix *x,
+                          const rotq_matrix *q, float *scales, int32_t *row_sums, int64_t begin, int64_t end,
+                          float *row, float *tmp) {
+    const int64_t cols = x->cols;
+    const int64_t scales_per_row = p->kind == ROTQ_QUANT_INT4_GROUP ? cols / p->group_size : 1;
+    const int qbits = rotq_dtype_bits(q->dtype);
+    for (int64_t r = begin; r < end; ++r) {
+        load_row(x->data, x->dtype, r * x->stride, rot ? rot->signs : NULL, row, cols);
+        if (rot) {
+            const int64_t n = rot->n;
+            for (int64_t b = 0; b < cols / n; ++b) {
+                float *blk = row + b * n;
+                const float *out = transform_block(blk, tmp, rot);
+                scale_copy(out, rot->scale, blk, n);
+            }
+        }
+        void *qrow = (uint8_t *)q->data + r * q->stride * qbits / 8;
+        quantize_row(p, row, cols, qrow, scales ? scales + r * scales_per_row : NULL, row_sums ? row_sums + r : NULL);
+    }
+}
+
 rotq_status rotq__cpu_quantize(const rotq_exec *exec, const rotq_quant_params *p, const rotq__hadamard_plan *rotate,
                                const rotq_matrix *x, const rotq_matrix *q, float *scales, int32_t *row_sums) {
     rotq__cpu_rot rot = {0};
@@ -101,9 +119,8 @@ rotq_status rotq__cpu_quantize(const rotq_exec *exec, const rotq_quant_params *p
     if (rotate && (st = rotq__cpu_rot_init(&rot, rotate)) != ROTQ_OK) return st;
 
     const int64_t rows = x->rows, cols = x->cols;
-    const int64_t n = rotate ? rotate->size : 0;
     const size_t cpad = rotq__cpu_floats_padded(cols);
-    const size_t tpad = (rotate && rotate->k > 1) ? rotq__cpu_floats_padded(n) : 0;
+    const size_t tpad = (rotate && rotate->k > 1) ? rotq__cpu_floats_padded(rotate->size) : 0;
     const size_t per_thread = cpad + tpad;
     const double cost = (double)cols * (rotate ? rotate->log2_pow2 + rotate->k + 8 : 8);
     const int nt = rotq__cpu_threads(exec, rows, cost);
@@ -112,36 +129,20 @@ rotq_status rotq__cpu_quantize(const rotq_exec *exec, const rotq_quant_params *p
         rotq__cpu_rot_free(&rot);
         return ROTQ_ERR_OUT_OF_MEMORY;
     }
-    const int64_t scales_per_row = p->kind == ROTQ_QUANT_INT4_GROUP ? cols / p->group_size : 1;
-    const int qbits = rotq_dtype_bits(q->dtype);
+    const rotq__cpu_rot *rp = rotate ? &rot : NULL;
 
 #ifdef _OPENMP
 #pragma omp parallel num_threads(nt) if (nt > 1)
-#endif
     {
-#ifdef _OPENMP
-        float *row = scratch + per_thread * (size_t)omp_get_thread_num();
-#else
-        float *row = scratch;
-#endif
-        float *tmp = row + cpad;
-#ifdef _OPENMP
-#pragma omp for schedule(static)
-#endif
-        for (int64_t r = 0; r < rows; ++r) {
-            rotq__cpu_load(x->data, x->dtype, r * x->stride, rotate ? rot.signs : NULL, row, cols);
-            if (rotate) {
-                for (int64_t b = 0; b < cols / n; ++b) {
-                    float *blk = row + b * n;
-                    const float *out = rotq__cpu_transform_block(blk, tmp, &rot);
-                    scale_copy(out, rot.scale, blk, n);
-                }
-            }
-            void *qrow = (uint8_t *)q->data + r * q->stride * qbits / 8;
-            quantize_row(p, row, cols, qrow, scales ? scales + r * scales_per_row : NULL,
-                         row_sums ? row_sums + r : NULL);
-        }
+        const int tid = omp_get_thread_num();
+        int64_t begin, end;
+        rotq__cpu_share(rows, tid, omp_get_num_threads(), &begin, &end);
+        float *row = scratch + per_thread * (size_t)tid;
+        quantize_rows(p, rp, x, q, scales, row_sums, begin, end, row, row + cpad);
     }
+#else
+    quantize_rows(p, rp, x, q, scales, row_sums, 0, rows, scratch, scratch + cpad);
+#endif
 
     rotq__cpu_free(scratch);
     rotq__cpu_rot_free(&rot);
@@ -154,9 +155,8 @@ rotq_status rotq__cpu_quantize(const rotq_exec *exec, const rotq_quant_params *p
  * v = q * scale for one row, in float (the product the store would form): per
  * row for INT8/FP8, per group for INT4. lut holds the 256 fp8 e4m3 values.
  */
-ROTQ_CPU_CLONES
-static void decode_row(const void *qrow, const rotq_quant_params *p, const float *scales, const float *lut,
-                       int64_t n, float *restrict v) {
+static inline void decode_row(const void *qrow, const rotq_quant_params *p, const float *scales, const float *lut,
+                              int64_t n, float *restrict v) {
     switch (p->kind) {
     case ROTQ_QUANT_INT8_ROW: {
         const int8_t *restrict s = (const int8_t *)qrow;
@@ -188,6 +188,20 @@ static void decode_row(const void *qrow, const rotq_quant_params *p, const float
     }
 }
 
+ROTQ_CPU_CLONES
+static void dequantize_rows(const rotq_quant_params *p, const rotq_matrix *q, const float *scales,
+                            const rotq_matrix *y, const float *lut, int64_t begin, int64_t end, float *row) {
+    const int64_t cols = y->cols;
+    const int64_t scales_per_row =
+        p->kind == ROTQ_QUANT_INT4_GROUP ? cols / p->group_size : (p->kind == ROTQ_QUANT_FP8_TENSOR ? 0 : 1);
+    const int qbits = rotq_dtype_bits(q->dtype);
+    for (int64_t r = begin; r < end; ++r) {
+        decode_row((const uint8_t *)q->data + r * q->stride * qbits / 8, p,
+                   scales ? scales + r * scales_per_row : NULL, lut, cols, row);
+        store_row(row, 1.0f, y->dtype, y->data, r * y->stride, cols); /* v * 1 is exact */
+    }
+}
+
 rotq_status rotq__cpu_dequantize(const rotq_exec *exec, const rotq_quant_params *p, const rotq_matrix *q,
                                  const float *scales, const rotq_matrix *y) {
     const int64_t rows = y->rows, cols = y->cols;
@@ -195,30 +209,20 @@ rotq_status rotq__cpu_dequantize(const rotq_exec *exec, const rotq_quant_params 
     const int nt = rotq__cpu_threads(exec, rows, (double)cols * 4);
     float *scratch = rotq__cpu_alloc(cpad * (size_t)nt * sizeof(float));
     if (!scratch) return ROTQ_ERR_OUT_OF_MEMORY;
-    const int qbits = rotq_dtype_bits(q->dtype);
-    const int64_t scales_per_row =
-        p->kind == ROTQ_QUANT_INT4_GROUP ? cols / p->group_size : (p->kind == ROTQ_QUANT_FP8_TENSOR ? 0 : 1);
     float lut[256];
     for (int b = 0; b < 256; ++b) lut[b] = rotq_fp8_e4m3_to_f32((uint8_t)b);
 
 #ifdef _OPENMP
 #pragma omp parallel num_threads(nt) if (nt > 1)
-#endif
     {
-#ifdef _OPENMP
-        float *row = scratch + cpad * (size_t)omp_get_thread_num();
-#else
-        float *row = scratch;
-#endif
-#ifdef _OPENMP
-#pragma omp for schedule(static)
-#endif
-        for (int64_t r = 0; r < rows; ++r) {
-            decode_row((const uint8_t *)q->data + r * q->stride * qbits / 8, p, scales ? scales + r * scales_per_row : NULL, lut,
-                       cols, row);
-            rotq__cpu_store(row, 1.0f, y->dtype, y->data, r * y->stride, cols);
-        }
+        const int tid = omp_get_thread_num();
+        int64_t begin, end;
+        rotq__cpu_share(rows, tid, omp_get_num_threads(), &begin, &end);
+        dequantize_rows(p, q, scales, y, lut, begin, end, scratch + cpad * (size_t)tid);
     }
+#else
+    dequantize_rows(p, q, scales, y, lut, 0, rows, scratch);
+#endif
 
     rotq__cpu_free(scratch);
     return ROTQ_OK;
