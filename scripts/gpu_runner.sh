@@ -197,6 +197,8 @@ step "summary"
 no_kernels=0
 [[ ${R[kernels]} == NONE* ]] && no_kernels=1
 [[ ${R[bench]} == *" 0 rows measured"* ]] && no_kernels=1
+# ops_cuda exits 0 when every case was skipped (no device, or nothing implemented).
+[[ ${R[ops_cuda]:-} == "0 passed,"* ]] && no_kernels=1
 pass=1
 [[ ${R[build]} == ok* ]] || pass=0
 [[ ${R[ctest]} == *"100% tests passed"* ]] || pass=0
@@ -206,8 +208,9 @@ pass=1
 case ${R[pytest]} in *failed* | *error* | "no summary"*) pass=0 ;; esac
 if [ $no_kernels -eq 1 ]; then
     pass=0
-    verdict="VERDICT: NO GPU KERNELS IMPLEMENTED YET: the CUDA ops return ROTQ_ERR_NOT_SUPPORTED;
-         nothing on the GPU was tested or timed. This is not a pass."
+    verdict="VERDICT: NO GPU KERNELS IMPLEMENTED YET (or no usable device): the CUDA op suite
+         passed no case, or the benchmark measured no row, or librotq.so has no kernels.
+         Nothing on the GPU was tested or timed. This is not a pass."
 elif [ $pass -eq 1 ]; then
     verdict="VERDICT: PASS"
 else
