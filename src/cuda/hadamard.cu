@@ -48,8 +48,10 @@ extern "C" rotq_status rotq__cuda_hadamard(const rotq_exec *exec, const rotq__ha
     fl.transpose = plan->transpose_k != 0;
     fl.f16_mma = x->dtype == ROTQ_DTYPE_F16;
     memcpy(fl.bits, bits, sizeof(uint32_t) * plan->k * words);
-    // G row blocks per block: about 8192 elements, and G * 2^L a multiple of 8.
-    const int gmin = L >= 3 ? 1 : 8 >> L;
+    // G row blocks per tile: about 8192 elements, and G * 2^L a multiple of the
+    // K step's column width (16 for 16-bit inputs, 8 for fp32).
+    const int width = es == 2 ? 16 : 8;
+    const int gmin = (1 << L) >= width ? 1 : width >> L;
     int G = (8192 / a.n) / gmin * gmin;
     if (G < gmin) G = gmin;
     fl.groups_per_block = G;

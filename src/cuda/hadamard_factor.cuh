@@ -53,7 +53,9 @@ __device__ __forceinline__ void rotq_build_factor_frags(const rotq_had_factor &f
     }
 }
 
-// Copies G row blocks into staging (zeros past the last row block).
+// Issues the copies of G row blocks into a stage (zeros past the last row
+// block). With vector access the copies are asynchronous (cp.async, one group
+// the caller commits); without, ordinary loads and stores.
 template <int ES>
 __device__ __forceinline__ void rotq_fill_staging(const rotq_had_args &a, int64_t g0, int G, char *stg) {
     const int per = 16 / ES;
@@ -69,8 +71,6 @@ __device__ __forceinline__ void rotq_fill_staging(const rotq_had_args &a, int64_
             else
                 *(uint4 *)dst = make_uint4(0, 0, 0, 0);
         }
-        ptx_cp_async_commit();
-        ptx_cp_async_wait<0>();
     } else {
         const int count = G * a.n;
         for (int e = threadIdx.x; e < count; e += blockDim.x) {
@@ -111,98 +111,138 @@ __device__ __forceinline__ void rotq_split3(float x, uint16_t t[3]) {
     t[2] = __bfloat16_as_ushort(__float2bfloat16_rn(r2));
 }
 
-// The K step for one block of 8 columns (one n8 mma tile): columns col0..col0+7
-// of the G*2^L columns, written to W in fp32.
-template <int L, int ES, int LT>
+// Column tiles per A fragment: 16-bit inputs share each H_K fragment between
+// two 8-column mma tiles (half the shared-memory reads of A); fp32 inputs hold
+// three bf16 terms per value and take one.
+template <int ES>
+struct rotq_factor_cols {
+    static constexpr int NB = ES == 2 ? 2 : 1;
+    static constexpr int TERMS = ES == 4 ? 3 : 1;
+    static constexpr int WIDTH = 8 * NB;
+};
+
+// The K step for columns col0 .. col0 + 8*NB - 1 of the G*2^L columns of a
+// stage, written to W in fp32.
+template <int L, int ES>
 __device__ __forceinline__ void rotq_factor_columns(const rotq_had_args &a, const rotq_had_factor &f,
                                                     const char *stg, const uint32_t *afr, float *W, int64_t g0,
                                                     int col0) {
+    typedef rotq_factor_cols<ES> cols;
     const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
     const int mask = (1 << L) - 1;
-    // B operand: column col0 + gq, rows 2tq, 2tq+1 (+8) of every k tile.
-    const int col = col0 + gq;
-    const int gl = col >> L, j = col & mask;
-    const int TERMS = ES == 4 ? 3 : 1;
-    uint32_t b[ROTQ_FACTOR_MAX_KT][TERMS][2];
+    // B operand of tile nb: column col0 + 8nb + gq, rows 2tq, 2tq+1 (+8) of every k tile.
+    uint32_t b[ROTQ_FACTOR_MAX_KT][cols::TERMS][cols::NB][2];
 #pragma unroll
-    for (int kt = 0; kt < ROTQ_FACTOR_MAX_KT; kt++) {
-        if (kt >= f.kt) break;
+    for (int nb = 0; nb < cols::NB; nb++) {
+        const int col = col0 + 8 * nb + gq;
+        const int gl = col >> L, j = col & mask;
 #pragma unroll
-        for (int h = 0; h < 2; h++) {
-            int k0 = 16 * kt + 2 * tq + 8 * h;
-            uint32_t u0 = rotq_staging_elem<L, ES>(a, f, stg, g0, gl, k0, j);
-            uint32_t u1 = rotq_staging_elem<L, ES>(a, f, stg, g0, gl, k0 + 1, j);
-            if (ES == 2) {
-                b[kt][0][h] = u0 | (u1 << 16);
-            } else {
-                uint16_t s0[3], s1[3];
-                rotq_split3(__uint_as_float(u0), s0);
-                rotq_split3(__uint_as_float(u1), s1);
+        for (int kt = 0; kt < ROTQ_FACTOR_MAX_KT; kt++) {
+            if (kt >= f.kt) break;
 #pragma unroll
-                for (int t = 0; t < TERMS; t++) b[kt][t][h] = (uint32_t)s0[t] | ((uint32_t)s1[t] << 16);
+            for (int h = 0; h < 2; h++) {
+                int k0 = 16 * kt + 2 * tq + 8 * h;
+                uint32_t u0 = rotq_staging_elem<L, ES>(a, f, stg, g0, gl, k0, j);
+                uint32_t u1 = rotq_staging_elem<L, ES>(a, f, stg, g0, gl, k0 + 1, j);
+                if (ES == 2) {
+                    b[kt][0][nb][h] = u0 | (u1 << 16);
+                } else {
+                    uint16_t s0[3], s1[3];
+                    rotq_split3(__uint_as_float(u0), s0);
+                    rotq_split3(__uint_as_float(u1), s1);
+#pragma unroll
+                    for (int t = 0; t < cols::TERMS; t++)
+                        b[kt][t][nb][h] = (uint32_t)s0[t] | ((uint32_t)s1[t] << 16);
+                }
             }
         }
     }
     // C = H_K * B, one 16-row m tile at a time; rows >= K are dropped.
     for (int mt = 0; mt < f.kt; mt++) {
-        float acc[4] = {0.f, 0.f, 0.f, 0.f};
+        float acc[cols::NB][4];
+#pragma unroll
+        for (int nb = 0; nb < cols::NB; nb++) acc[nb][0] = acc[nb][1] = acc[nb][2] = acc[nb][3] = 0.f;
 #pragma unroll
         for (int kt = 0; kt < ROTQ_FACTOR_MAX_KT; kt++) {
             if (kt >= f.kt) break;
             uint4 av = ((const uint4 *)afr)[(mt * f.kt + kt) * 32 + lane];
             uint32_t afrag[4] = {av.x, av.y, av.z, av.w};
 #pragma unroll
-            for (int t = 0; t < TERMS; t++) {
-                if (ES == 2 && f.f16_mma)
-                    ptx_mma_f16_16816(acc, afrag, b[kt][t]);
-                else
-                    ptx_mma_bf16_16816(acc, afrag, b[kt][t]);
-            }
+            for (int nb = 0; nb < cols::NB; nb++)
+#pragma unroll
+                for (int t = 0; t < cols::TERMS; t++) {
+                    if (ES == 2 && f.f16_mma)
+                        ptx_mma_f16_16816(acc[nb], afrag, b[kt][t][nb]);
+                    else
+                        ptx_mma_bf16_16816(acc[nb], afrag, b[kt][t][nb]);
+                }
         }
 #pragma unroll
-        for (int i = 0; i < 4; i++) {
-            int m = 16 * mt + gq + (i >> 1) * 8;
-            int c = col0 + 2 * tq + (i & 1);
-            if (m < f.k) {
-                int cgl = c >> L, cj = c & mask;
-                W[rotq_w_swizzle((unsigned)(cgl * a.n + (m << L) + cj))] = acc[i];
+        for (int nb = 0; nb < cols::NB; nb++)
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                int m = 16 * mt + gq + (i >> 1) * 8;
+                int c = col0 + 8 * nb + 2 * tq + (i & 1);
+                if (m < f.k) {
+                    int cgl = c >> L, cj = c & mask;
+                    W[rotq_w_swizzle((unsigned)(cgl * a.n + (m << L) + cj))] = acc[nb][i];
+                }
             }
-        }
     }
 }
 
-// One block: G row blocks of n = K * 2^L. Shared memory: A fragments, staging, W.
+// Shared memory of the factor kernel: A fragments, two stages, W.
+__host__ __device__ inline size_t rotq_factor_stage_bytes(int G, int n, int es) {
+    return ((size_t)G * n * es + 127) & ~(size_t)127; // the chunk swizzle permutes within 128 B
+}
+
+// A persistent block walks over tiles of G row blocks of n = K * 2^L: the next
+// tile streams into the other stage while this one runs the K step (stage ->
+// W) and the power-of-two phases (W -> global).
 template <int L, int ES>
-__global__ void __launch_bounds__(256) rotq_had_factor_kernel(rotq_had_args a, const __grid_constant__ rotq_had_factor f) {
+__global__ void __launch_bounds__(256, 1) rotq_had_factor_kernel(rotq_had_args a, const __grid_constant__ rotq_had_factor f) {
     typedef rotq_pow2_plan<L> plan;
+    typedef rotq_factor_cols<ES> cols;
     extern __shared__ __align__(16) char rotq_fsmem[];
     const int G = f.groups_per_block;
+    const size_t stage_bytes = rotq_factor_stage_bytes(G, a.n, ES);
     uint32_t *afr = (uint32_t *)rotq_fsmem;
-    char *stg = rotq_fsmem + f.kt * f.kt * 512;
-    float *W = (float *)(stg + ((G * a.n * ES + 127) & ~127)); // chunk swizzle permutes within 128 B
-    const int64_t g0 = (int64_t)blockIdx.x * G;
-
-    rotq_build_factor_frags(f, afr);
-    rotq_fill_staging<ES>(a, g0, G, stg);
-    __syncthreads();
-
-    // K step: 8-column mma tiles spread over the warps.
-    const int ncols = G << L; // a multiple of 8 (host)
-    for (int col0 = (threadIdx.x >> 5) * 8; col0 < ncols; col0 += (blockDim.x >> 5) * 8)
-        rotq_factor_columns<L, ES, plan::LOG_TILE>(a, f, stg, afr, W, g0, col0);
-    __syncthreads();
-
-    // Power-of-two phases over the K*G rows of 2^L now in W.
+    char *stage0 = rotq_fsmem + f.kt * f.kt * 512;
+    float *W = (float *)(stage0 + 2 * stage_bytes);
+    const int64_t ntiles = (a.groups + G - 1) / G;
     const unsigned sub = threadIdx.x / plan::SUB_THREADS;
     const unsigned tid = threadIdx.x % plan::SUB_THREADS;
     const int64_t total = (int64_t)G * a.n;
-    for (int64_t s0 = 0; s0 * plan::TILE < total; s0 += plan::SUBTILES) {
-        const unsigned sub_base = (unsigned)((s0 + sub) * plan::TILE);
-        float v[32];
-        const unsigned base = rotq_phase_base(sub_base, tid, 0);
+    const int ncols = G << L; // a multiple of cols::WIDTH (host)
+
+    rotq_build_factor_frags(f, afr);
+    if ((int64_t)blockIdx.x < ntiles) rotq_fill_staging<ES>(a, (int64_t)blockIdx.x * G, G, stage0);
+    ptx_cp_async_commit();
+    int buf = 0;
+    for (int64_t tile = blockIdx.x; tile < ntiles; tile += gridDim.x, buf ^= 1) {
+        __syncthreads(); // A fragments built; the previous tile's W and stage are free
+        if (tile + gridDim.x < ntiles)
+            rotq_fill_staging<ES>(a, (tile + gridDim.x) * G, G, stage0 + (buf ^ 1) * stage_bytes);
+        ptx_cp_async_commit();
+        ptx_cp_async_wait<1>();
+        __syncthreads();
+        const char *stg = stage0 + buf * stage_bytes;
+        const int64_t g0 = tile * G;
+
+        for (int col0 = (threadIdx.x >> 5) * cols::WIDTH; col0 < ncols; col0 += (blockDim.x >> 5) * cols::WIDTH)
+            rotq_factor_columns<L, ES>(a, f, stg, afr, W, g0, col0);
+        __syncthreads();
+
+        // Power-of-two phases over the K*G rows of 2^L now in W.
+        for (int64_t s0 = 0; s0 * plan::TILE < total; s0 += plan::SUBTILES) {
+            const unsigned sub_base = (unsigned)((s0 + sub) * plan::TILE);
+            float v[32];
+            const unsigned base = rotq_phase_base(sub_base, tid, 0);
 #pragma unroll
-        for (int r = 0; r < 32; r++) v[r] = sub_base < total ? W[base ^ rotq_w_swizzle((unsigned)r)] : 0.0f;
-        rotq_phase<L>(0, v);
-        rotq_pow2_phases<L, true>(a, W, sub_base, tid, sub_base, total, f.k, g0, v);
+            for (int r = 0; r < 32; r++) v[r] = sub_base < total ? W[base ^ rotq_w_swizzle((unsigned)r)] : 0.0f;
+            rotq_phase<L>(0, v);
+            rotq_pow2_phases<L, true>(a, W, sub_base, tid, sub_base, total, f.k, g0, v);
+        }
     }
+    ptx_cp_async_wait<0>();
 }

@@ -51,18 +51,23 @@ template <int L, int ES>
 static rotq_status rotq_launch_factor(const rotq_had_args &a, const rotq_had_factor &f, cudaStream_t stream,
                                       const rotq_cuda_device_info *dev) {
     typedef rotq_pow2_plan<L> plan;
+    static int occupancy[64]; // per device; 0 = not asked yet
     const int G = f.groups_per_block;
     const int64_t elems = (int64_t)G * a.n;
     const int64_t w_elems = (elems + plan::TILE * plan::SUBTILES - 1) / (plan::TILE * plan::SUBTILES) *
                             (plan::TILE * plan::SUBTILES);
-    const size_t smem = (size_t)f.kt * f.kt * 512 + (size_t)((elems * ES + 127) & ~127) + (size_t)w_elems * 4;
-    rotq_status st = rotq_set_smem((const void *)rotq_had_factor_kernel<L, ES>, smem, dev);
+    const size_t smem = (size_t)f.kt * f.kt * 512 + 2 * rotq_factor_stage_bytes(G, a.n, ES) + (size_t)w_elems * 4;
+    const void *kernel = (const void *)rotq_had_factor_kernel<L, ES>;
+    rotq_status st = rotq_set_smem(kernel, smem, dev);
     if (st != ROTQ_OK) return st;
-    const int64_t grid = (a.groups + G - 1) / G;
+    int device = 0;
+    cudaGetDevice(&device);
+    const int64_t ntiles = (a.groups + G - 1) / G;
+    int64_t grid = rotq_persistent_blocks(kernel, 256, smem, &occupancy[device & 63], dev);
+    if (grid > ntiles) grid = ntiles;
     rotq_had_factor_kernel<L, ES><<<(unsigned)grid, 256, smem, stream>>>(a, f);
     return rotq_cuda_check_launch();
 }
-
 
 // One per input element size (2: f16/bf16, 4: f32); ROTQ_ERR_NOT_SUPPORTED for
 // sizes without a kernel.
