@@ -60,6 +60,14 @@ static double time_memcpy(cpu_state *s, size_t bytes) {
     return rotq__bench_median(s->times, s->reps);
 }
 
+/* Records a failed op's status on the row; returns 1 when the op ran. */
+static int op_ran(rotq_bench_row *row, rotq_status st) {
+    if (st == ROTQ_OK) return 1;
+    rotq__bench_row_fail(row, st == ROTQ_ERR_NOT_SUPPORTED ? ROTQ_BENCH_ROW_NOT_SUPPORTED : ROTQ_BENCH_ROW_ERROR,
+                         st, "%s", rotq_status_string(st));
+    return 0;
+}
+
 /* ---- Hadamard ------------------------------------------------------------ */
 
 typedef struct had_arg {
@@ -87,12 +95,7 @@ static void hadamard_row(cpu_state *s, rotq_dtype dt, int32_t n, int64_t target_
     a.p = rotq_hadamard_params_default(n);
     a.x = (rotq_matrix){s->x, dt, rows, n, n};
     a.y = (rotq_matrix){s->y, dt, rows, n, n};
-    rotq_status st = time_op(s, run_hadamard, &a, &row->us);
-    if (st == ROTQ_ERR_NOT_SUPPORTED) {
-        rotq__bench_row_fail(row, ROTQ_BENCH_ROW_NOT_SUPPORTED, st, "%s", rotq_status_string(st));
-    } else if (st != ROTQ_OK) {
-        rotq__bench_row_fail(row, ROTQ_BENCH_ROW_ERROR, st, "%s", rotq_status_string(st));
-    } else {
+    if (op_ran(row, time_op(s, run_hadamard, &a, &row->us))) {
         char why[96];
         size_t last = rotq__bench_bytes(dt, (rows - 1) * n);
         if (rotq__bench_check_hadamard_row(s->x, s->y, dt, n, why, sizeof why) > 0 ||
@@ -141,12 +144,7 @@ static void quant_row(cpu_state *s, const rotq__bench_quant_kind *k, int rotate,
     a.qp.rotate = rotate ? &a.rp : NULL;
     a.x = (rotq_matrix){s->x, dt, rows, n, n};
     a.q = (rotq_matrix){s->q, k->qdtype, rows, n, n};
-    rotq_status st = time_op(s, run_quant, &a, &row->us);
-    if (st == ROTQ_ERR_NOT_SUPPORTED) {
-        rotq__bench_row_fail(row, ROTQ_BENCH_ROW_NOT_SUPPORTED, st, "%s", rotq_status_string(st));
-    } else if (st != ROTQ_OK) {
-        rotq__bench_row_fail(row, ROTQ_BENCH_ROW_ERROR, st, "%s", rotq_status_string(st));
-    } else {
+    if (op_ran(row, time_op(s, run_quant, &a, &row->us))) {
         char why[96];
         int c = rotq__bench_check_quant_row(s->x, dt, &a.qp, s->q, k->qdtype, s->scales, n, why,
                                             sizeof why);
