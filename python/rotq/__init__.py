@@ -106,6 +106,17 @@ def _factor_arg(k):
     return k  # 0 = AUTO, 1 = power of two (ROTQ_HADAMARD_FACTOR_POW2), else K
 
 
+def _pick_for(n, order, is_torch):
+    """K for size n by ``order``; 0 (AUTO: the library picks by QuaRot's order)
+    for 'quarot'. With torch the lookup is a trace-time constant under
+    torch.compile (ctypes calls cannot be traced)."""
+    if order in ("quarot", _ffi.ROTQ_ORDER_QUAROT):
+        return _ffi.ROTQ_HADAMARD_FACTOR_AUTO
+    if is_torch:
+        return _torch_ops().pick_factor_const(int(n), order)
+    return pick_factor(n, order)
+
+
 def _default_scale(scale, size):
     if scale is None:
         return 1.0 / math.sqrt(size) if size > 0 else 1.0
@@ -153,11 +164,12 @@ def hadamard_transform_k(x, k=None, scale=None, transpose=False, order="quarot")
     (the inverse direction, up to the scale, when H_K is not symmetric).
     """
     n = _last_dim(x)
+    is_torch = _is_torch(x)
     if k is None:
-        k = pick_factor(n, order)
+        k = _pick_for(n, order, is_torch)
     factor = _factor_arg(k)
     scale = _default_scale(scale, n)
-    if _is_torch(x):
+    if is_torch:
         return _torch_ops().hadamard(x, size=n, factor=factor, transpose=bool(transpose),
                                      scale=scale, signs=None)
     x = _as_numpy(x)
@@ -208,7 +220,7 @@ def hadamard(x, size=None, scale=None, signs=None, k=None, transpose=False, out=
 _ROTATE_KEYS = {"size", "signs", "k", "transpose", "scale", "order"}
 
 
-def _rotate_arg(rotate, n):
+def _rotate_arg(rotate, n, is_torch=False):
     """None, or (size, factor, transpose, scale, signs)."""
     if rotate is None or rotate is False:
         return None
@@ -224,8 +236,8 @@ def _rotate_arg(rotate, n):
                          f"unknown rotate keys {sorted(unknown)}; allowed: {sorted(_ROTATE_KEYS)}")
     size = _size_arg(rotate.get("size"), n)
     k = rotate.get("k")
-    if k is None and rotate.get("order", "quarot") not in ("quarot", _ffi.ROTQ_ORDER_QUAROT):
-        k = pick_factor(size, rotate["order"])
+    if k is None:
+        k = _pick_for(size, rotate.get("order", "quarot"), is_torch)
     factor = _factor_arg(k)
     scale = _default_scale(rotate.get("scale"), size)
     return (size, factor, bool(rotate.get("transpose", False)), scale, rotate.get("signs"))
@@ -267,10 +279,11 @@ def quantize(x, kind="int8", group_size=128, static_scale=None, rotate=None):
     """
     kind = _core.kind_code(kind)
     n = _last_dim(x)
-    rot = _rotate_arg(rotate, n)
+    is_torch = _is_torch(x)
+    rot = _rotate_arg(rotate, n, is_torch)
     static = _static_scale_arg(kind, static_scale)
     group_size = _int32(group_size, "group_size", _ffi.ROTQ_ERR_INVALID_GROUP)
-    if _is_torch(x):
+    if is_torch:
         return _torch_ops().quantize(x, kind, group_size, static, rot)
     x = _as_numpy(x)
     return _core.quantize(_NP, x, kind, group_size, static, rot)
@@ -279,6 +292,9 @@ def quantize(x, kind="int8", group_size=128, static_scale=None, rotate=None):
 def _np_out_dtype(dtype):
     if dtype is None:
         return np.dtype(np.float32)
+    t = sys.modules.get("torch")
+    if t is not None and isinstance(dtype, t.dtype):
+        dtype = str(dtype).replace("torch.", "")
     if isinstance(dtype, str) and dtype in ("bfloat16", "bf16"):
         bf = _NP.empty((0,), "bf16", None).dtype if _has_ml_dtypes() else None
         if bf is None:
@@ -299,12 +315,13 @@ def _has_ml_dtypes():
         return False
 
 
-def dequantize(q, scales, kind="int8", group_size=128, static_scale=None, dtype=np.float32):
+def dequantize(q, scales, kind="int8", group_size=128, static_scale=None, dtype=None):
     """y = q * scale, the inverse of :func:`quantize` without the rotation.
 
     q, scales as returned by quantize (scales may be any float array with
     rows*groups elements; ignored for 'fp8_static', which needs static_scale).
-    dtype: float32 (default), float16 or bfloat16 (torch, or numpy with ml_dtypes).
+    dtype: None (float32), float32, float16 or bfloat16 (torch, or numpy with
+    ml_dtypes); numpy dtypes, torch dtypes and names are accepted.
     """
     kind = _core.kind_code(kind)
     static = _static_scale_arg(kind, static_scale)

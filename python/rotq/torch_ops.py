@@ -236,6 +236,15 @@ else:  # pragma: no cover - torch < 2.4: eager only, no autograd
 # helpers used by the public rotq functions
 # ---------------------------------------------------------------------------
 
+def _pick_factor(n: int, order) -> int:
+    return _core.pick_factor(n, order)
+
+
+# Evaluated at trace time under torch.compile (it is a ctypes call).
+_assume_const = getattr(getattr(torch, "_dynamo", None), "assume_constant_result", None)
+pick_factor_const = _assume_const(_pick_factor) if _assume_const is not None else _pick_factor
+
+
 def _signs_tensor(signs, x):
     """signs as an int8 tensor on x's device (None stays None)."""
     if signs is None:
@@ -305,7 +314,7 @@ def _torch_dtype(dtype):
     raise _ffi.error(_ffi.ROTQ_ERR_UNSUPPORTED_DTYPE, f"dtype {dtype!r}")
 
 
-def dequantize(q, scales, kind, group_size, static_scale, dtype=torch.float32):
+def dequantize(q, scales, kind, group_size, static_scale, dtype=None):
     if scales is not None and not isinstance(scales, torch.Tensor):
         import numpy as np
         scales = torch.as_tensor(np.asarray(scales, dtype=np.float32))

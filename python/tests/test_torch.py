@@ -228,12 +228,17 @@ needs_custom_op = pytest.mark.skipif(not torch_ops.HAS_CUSTOM_OP,
                                      reason="torch.library.custom_op needs torch >= 2.4")
 
 
-@needs_custom_op
-@pytest.mark.parametrize("device", DEVICES)
-def test_opcheck(device):
+def _opcheck():
     opcheck = getattr(torch.library, "opcheck", None)
     if opcheck is None:
         pytest.skip("torch.library.opcheck not available")
+    return opcheck
+
+
+@needs_custom_op
+@pytest.mark.parametrize("device", DEVICES)
+def test_opcheck_hadamard(device):
+    opcheck = _opcheck()
     x = _t((4, 256), device=device)
     xg = _t((4, 256), device=device).requires_grad_()
     signs = torch.ones(256, dtype=torch.int8, device=device)
@@ -243,6 +248,14 @@ def test_opcheck(device):
     opcheck(torch.ops.rotq.hadamard_out.default,
             (x, torch.empty_like(x), 256, 0, False, 1.0, None))
     opcheck(torch.ops.rotq.hadamard_inplace.default, (x.clone(), 256, 0, False, 1.0, None))
+
+
+@needs_custom_op
+@pytest.mark.parametrize("device", DEVICES)
+def test_opcheck_quantize(device):
+    opcheck = _opcheck()
+    x = _t((4, 256), device=device)
+    signs = torch.ones(256, dtype=torch.int8, device=device)
     for kind, gs, st in ((0, 0, 0.0), (1, 0, 0.0), (2, 0, 0.1), (3, 64, 0.0)):
         opcheck(torch.ops.rotq.quantize.default, (x, kind, gs, st, False, 0, 0, False, 1.0, None))
         opcheck(torch.ops.rotq.quantize.default,
@@ -254,15 +267,63 @@ def test_opcheck(device):
 @needs_custom_op
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
-def test_torch_compile_fullgraph(device, backend):
+def test_torch_compile_fullgraph_hadamard(device, backend):
+    """The acceptance case: a compiled function calling rotq.hadamard_transform."""
     torch._dynamo.reset()
     n = 1024
 
     def f(x, w):
         h = rotq.hadamard_transform(x * 2.0, scale=1.0 / math.sqrt(n))
         h = rotq.hadamard(h, size=256, signs=w) + 1.0
-        q, s, r = rotq.quantize(h, "int8", rotate=True)
-        return rotq.dequantize(q, s, "int8", dtype=torch.float32), r
+        return rotq.hadamard_transform_k(h.to(torch.bfloat16)[:, :28 * 32], transpose=True)
+
+    x = _t((8, n), device=device)
+    w = torch.where(torch.rand(n) < 0.5, -1, 1).to(device=device, dtype=torch.int8)
+    cf = torch.compile(f, fullgraph=True, backend=backend)
+    y = cf(x, w)
+    y0 = f(x, w)
+    assert y.dtype == torch.bfloat16
+    torch.testing.assert_close(y, y0)
+    ref = (x.double() * 2) @ _explicit(n, device=device).T / math.sqrt(n)
+    hk = _explicit(256, device=device) / 16
+    ref = (ref * w.double()).reshape(8, 4, 256) @ hk.T
+    ref = ref.reshape(8, n) + 1.0
+    ref = ref.to(torch.bfloat16).double()[:, :28 * 32] @ _explicit(28 * 32, 28, True, device).T
+    ref = ref / math.sqrt(28 * 32)
+    assert rel_err(_np(y), ref.cpu().numpy()) < 3e-2
+
+
+@needs_custom_op
+@pytest.mark.parametrize("device", DEVICES)
+def test_torch_compile_factor_order(device):
+    """A factor picked by a non-QuaRot order is a trace-time constant."""
+    torch._dynamo.reset()
+
+    def f(x):
+        y = rotq.hadamard_transform_k(x, order="spinquant", scale=1.0)
+        q, s, _ = rotq.quantize(x, "fp8", rotate=dict(order="spinquant"))
+        return y, rotq.dequantize(q, s, "fp8")
+
+    x = _t((3, 176), device=device)
+    y, d = torch.compile(f, fullgraph=True, backend="aot_eager")(x)
+    y0, d0 = f(x)
+    torch.testing.assert_close(y, y0)
+    torch.testing.assert_close(d, d0)
+    assert d.dtype == torch.float32
+    hk = rotq.hadamard_factor_matrix(44)
+    assert rel_err(_np(y), hadamard_ref(_np(x), hk)) < 1e-5
+
+
+@needs_custom_op
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_torch_compile_fullgraph_quantize(device, backend):
+    torch._dynamo.reset()
+    n = 1024
+
+    def f(x, w):
+        q, s, r = rotq.quantize(x + 1.0, "int8", rotate=dict(size=256, signs=w))
+        return rotq.dequantize(q, s, "int8"), r
 
     x = _t((8, n), device=device)
     w = torch.where(torch.rand(n) < 0.5, -1, 1).to(device=device, dtype=torch.int8)
@@ -293,48 +354,64 @@ def test_torch_compile_backward():
 # CUDA only: streams, CUDA graphs, compile with reduce-overhead
 # ---------------------------------------------------------------------------
 
-@needs_cuda
-def test_cuda_non_default_stream():
-    x = _t((64, 4096), torch.float16, "cuda")
-    ref = rotq.hadamard_transform(x, 1 / 64)
+def _on_side_stream(fn):
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(s):
-        y = rotq.hadamard_transform(x, 1 / 64)
-        q, sc, _ = rotq.quantize(x, "fp8", rotate=True)
+        out = fn()
     torch.cuda.current_stream().wait_stream(s)
     torch.cuda.synchronize()
+    return out
+
+
+@needs_cuda
+def test_cuda_non_default_stream_hadamard():
+    x = _t((64, 4096), torch.float16, "cuda")
+    ref = rotq.hadamard_transform(x, 1 / 64)
+    y = _on_side_stream(lambda: rotq.hadamard_transform(x, 1 / 64))
     assert torch.equal(y, ref)
+    xi = x.clone()
+    _on_side_stream(lambda: rotq.hadamard(xi, inplace=True, scale=1 / 64))
+    assert torch.equal(xi, ref)
+
+
+@needs_cuda
+def test_cuda_non_default_stream_quantize():
+    x = _t((64, 4096), torch.float16, "cuda")
+    q, sc, _ = _on_side_stream(lambda: rotq.quantize(x, "fp8", rotate=True))
     q2, sc2, _ = rotq.quantize(x, "fp8", rotate=True)
     assert torch.equal(sc, sc2) and torch.equal(q.view(torch.uint8), q2.view(torch.uint8))
 
 
-@needs_cuda
-def test_cuda_graph_capture():
-    x = _t((32, 2048), torch.bfloat16, "cuda")
-    signs = torch.where(torch.rand(2048, device="cuda") < 0.5, -1, 1).to(torch.int8)
-    static_x = x.clone()
-
-    def step():
-        h = rotq.hadamard(static_x, signs=signs)
-        return rotq.quantize(h, "int8")
-
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(2):
-            step()
-    torch.cuda.current_stream().wait_stream(s)
+def _graph_roundtrip(step, shape, dtype):
+    static_x = _t(shape, dtype, "cuda")
+    _on_side_stream(lambda: [step(static_x) for _ in range(2)])  # warm up
     g = torch.cuda.CUDAGraph()
     with torch.cuda.graph(g):
-        out = step()
-    x2 = _t((32, 2048), torch.bfloat16, "cuda", seed=5)
+        out = step(static_x)
+    x2 = _t(shape, dtype, "cuda", seed=5)
     static_x.copy_(x2)
     g.replay()
     torch.cuda.synchronize()
-    ref = rotq.quantize(rotq.hadamard(x2, signs=signs), "int8")
-    for a, b in zip(out, ref):
+    ref = step(x2)
+    outs = out if isinstance(out, tuple) else (out,)
+    refs = ref if isinstance(ref, tuple) else (ref,)
+    for a, b in zip(outs, refs):
         assert torch.equal(a, b)
+
+
+@needs_cuda
+def test_cuda_graph_capture_hadamard():
+    signs = torch.where(torch.rand(2048, device="cuda") < 0.5, -1, 1).to(torch.int8)
+    _graph_roundtrip(lambda x: rotq.hadamard_transform_k(
+        rotq.hadamard(x, signs=signs)[:, :28 * 64]), (32, 2048), torch.bfloat16)
+
+
+@needs_cuda
+def test_cuda_graph_capture_quantize():
+    signs = torch.where(torch.rand(2048, device="cuda") < 0.5, -1, 1).to(torch.int8)
+    _graph_roundtrip(lambda x: rotq.quantize(x, "int8", rotate=dict(signs=signs)),
+                     (32, 2048), torch.bfloat16)
 
 
 @needs_cuda
