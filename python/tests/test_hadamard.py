@@ -309,3 +309,17 @@ def test_overlap_is_rejected(rng):
     out = big[:, 1:65]  # partially overlaps x: not in place
     e = _err(lambda: rotq.hadamard(x, out=out), "ROTQ_ERR_OVERLAP")
     assert "rotq_hadamard" in e.message
+
+
+def test_numpy_bfloat16_via_ml_dtypes(rng):
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    bf = np.dtype(ml_dtypes.bfloat16)
+    x = _x(rng, (4, 28 * 32), np.float32).astype(bf)
+    y = rotq.hadamard_transform_k(x)
+    assert y.dtype == bf
+    ref = hadamard_ref(x.astype(np.float64), rotq.hadamard_factor_matrix(28),
+                       scale=1 / math.sqrt(28 * 32))
+    assert rel_err(y.astype(np.float64), ref) < 3e-2
+    out = np.empty(x.shape, np.float32)
+    rotq.hadamard(x, out=out)  # bf16 in, f32 out
+    assert rel_err(out, ref) < 1e-5

@@ -330,3 +330,18 @@ def test_fp8_reference_self_check():
     assert ok.all()
     assert f[0x7E] == 448 and f[0x01] == 2.0**-9 and np.isnan(f[0xFF])
     assert fwht(np.eye(2))[0].tolist() == [1, 1]
+
+
+def test_numpy_bfloat16_via_ml_dtypes(rng):
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    bf = np.dtype(ml_dtypes.bfloat16)
+    x = _x(rng, (4, 256)).astype(bf)
+    for kind in ("int8", "fp8", "int4"):
+        q, s, _ = rotq.quantize(x, kind, group_size=64)
+        q2, s2, _ = rotq.quantize(x.astype(np.float32), kind, group_size=64)  # exact widening
+        np.testing.assert_array_equal(q, q2)
+        np.testing.assert_array_equal(s, s2)
+    q, s, _ = rotq.quantize(x, "int8")
+    y = rotq.dequantize(q, s, "int8", dtype="bfloat16")
+    assert y.dtype == bf
+    np.testing.assert_array_equal(y, ref_dequant("int8", q, s).astype(bf))
