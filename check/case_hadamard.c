@@ -276,6 +276,24 @@ void ck_op_hadamard(ck_ctx *c) {
                 }
             }
 
+    /* Full table: every dtype pair at every power of two and for every K (m = 4), since
+       kernels are specialized by size and element width. */
+    for (int m = 0; full && m <= 15; m++)
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++) {
+                had_case h = base_case(1 << m, ROTQ_HADAMARD_FACTOR_AUTO, k_float[a], k_float[b], 2);
+                h.signs = (m + a) & 1;
+                emit(c, h);
+            }
+    for (int i = 0; full && i < N_FACTORS; i++)
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++) {
+                had_case h = base_case(k_factors[i] << 4, k_factors[i], k_float[a], k_float[b], 3);
+                h.signs = (i + b) & 1;
+                h.flags = (a == b) ? ROTQ_HADAMARD_TRANSPOSE_FACTOR : 0;
+                emit(c, h);
+            }
+
     /* Row counts: 1, 3, 7 and many rows of small transforms. */
     static const int64_t rows[3] = {1, 3, 7};
     for (int i = 0; i < 3; i++) {
