@@ -31,24 +31,21 @@ __device__ __forceinline__ void rotq_subtile_sync(void) {
         __syncthreads();
 }
 
-// Where element e goes. Power-of-two kernels: e indexes row blocks of 2^L.
-// Factor kernels (KF): e indexes the K*G rows of 2^L that a block holds in W,
-// G row blocks of n = K*2^L starting at row block g0.
+// Element offset in y of column 0 of "row" R of a tile sequence, and whether R
+// exists. Power-of-two kernels: R is a row block of 2^L. Factor kernels (KF):
+// R indexes the K*G rows of 2^L that a block holds in W, G row blocks of
+// n = K*2^L starting at row block g0.
 template <int L, bool KF>
-__device__ __forceinline__ void rotq_store_one(const rotq_had_args &a, int64_t e, int64_t total, int32_t k,
-                                               int64_t g0, float v) {
-    const int64_t mask = (1 << L) - 1;
-    if (e >= total) return;
+__device__ __forceinline__ int64_t rotq_row_offset(const rotq_had_args &a, int64_t R, int32_t k, int64_t g0,
+                                                   bool *live) {
     if (!KF) {
-        rotq_store_elem(a.y, rotq_group_base(a, e >> L, a.y_stride) + (e & mask), a.out_dtype, v);
-    } else {
-        int32_t krow = (int32_t)(e >> L);
-        int32_t gl = krow / k;
-        int64_t g = g0 + gl;
-        if (g < a.groups)
-            rotq_store_elem(a.y, rotq_group_base(a, g, a.y_stride) + ((int64_t)(krow - gl * k) << L) + (e & mask),
-                            a.out_dtype, v);
+        *live = R < a.groups;
+        return rotq_group_base(a, R, a.y_stride);
     }
+    const int32_t gl = (int32_t)R / k;
+    const int64_t g = g0 + gl;
+    *live = g < a.groups;
+    return rotq_group_base(a, g, a.y_stride) + ((int64_t)((int32_t)R - gl * k) << L);
 }
 
 // The phases after phase 0, on values in registers (phase-0 layout), through
@@ -72,27 +69,31 @@ __device__ __forceinline__ void rotq_pow2_phases(const rotq_had_args &a, float *
         // No barrier before the next phase's writes: each thread writes back
         // exactly the W slots it has just read.
     }
-    const int lo = plan::lo(plan::PHASES - 1);
-    const unsigned dep = rotq_phase_dep(tid, lo);
-    if (!KF && lo + 5 <= L) {
-        // All 32 values lie in one row block: one base, compile-time offsets.
-        const int64_t e0 = e_tile + dep;
-        if (e0 >= total) return;
-        const int64_t base = rotq_group_base(a, e0 >> L, a.y_stride) + (e0 & ((1 << L) - 1));
+    // Store. The 5 register bits of the last phase are column bits lo..L-1 and
+    // then (only when a subtile holds several rows) row bits: one offset per
+    // row, compile-time offsets along it.
+    constexpr int lo = plan::lo(plan::PHASES - 1);
+    constexpr int CB = L - lo < 5 ? L - lo : 5;  // column bits among the register bits
+    constexpr int NR = 1 << (5 - CB);            // rows a thread stores to
+    const int64_t e0 = e_tile + rotq_phase_dep(tid, lo);
+    if (e0 >= total) return;
+    const int64_t R0 = e0 >> L;
+    const int64_t col0 = e0 & ((1 << L) - 1);
+#pragma unroll
+    for (int rr = 0; rr < NR; rr++) {
+        bool live;
+        const int64_t off = rotq_row_offset<L, KF>(a, R0 + rr, k, g0, &live) + col0;
+        if (!live || e0 + ((int64_t)rr << L) >= total) continue;
         if (a.out_dtype == ROTQ_DTYPE_F32) {
-            float *y = (float *)a.y + base;
+            float *y = (float *)a.y + off;
 #pragma unroll
-            for (int r = 0; r < 32; r++) y[r << lo] = v[r] * a.scale;
+            for (int c = 0; c < (1 << CB); c++) y[c << lo] = v[(rr << CB) | c] * a.scale;
         } else {
-            uint16_t *y = (uint16_t *)a.y + base;
+            uint16_t *y = (uint16_t *)a.y + off;
 #pragma unroll
-            for (int r = 0; r < 32; r++) y[r << lo] = rotq_to_16(v[r] * a.scale, a.out_dtype);
+            for (int c = 0; c < (1 << CB); c++) y[c << lo] = rotq_to_16(v[(rr << CB) | c] * a.scale, a.out_dtype);
         }
-        return;
     }
-#pragma unroll
-    for (int r = 0; r < 32; r++)
-        rotq_store_one<L, KF>(a, e_tile + (int64_t)(dep | ((unsigned)r << lo)), total, k, g0, v[r] * a.scale);
 }
 
 // Shared-memory plan of the power-of-two kernel.
@@ -119,11 +120,19 @@ __device__ __forceinline__ void rotq_stage_tile(const rotq_had_args &a, int64_t 
         for (int c = threadIdx.x; c < sm::TILE_CTA / per; c += blockDim.x) {
             const int64_t e = e_first + (int64_t)c * per;
             char *dst = stage + rotq_chunk_swizzle((unsigned)c) * 16;
-            if (e < total)
+            if (e + per <= total) {
                 ptx_cp_async_16(ptx_smem_addr(dst), (const char *)a.x +
                                 (rotq_group_base(a, e >> L, a.x_stride) + (e & mask)) * ES);
-            else
-                *(uint4 *)dst = make_uint4(0, 0, 0, 0);
+            } else {
+                // the tail: a partial chunk (packed tiny rows) or none
+                for (int i = 0; i < per; i++) {
+                    const int64_t off = rotq_group_base(a, (e + i) >> L, a.x_stride) + ((e + i) & mask);
+                    if (ES == 4)
+                        ((uint32_t *)dst)[i] = e + i < total ? ((const uint32_t *)a.x)[off] : 0u;
+                    else
+                        ((uint16_t *)dst)[i] = e + i < total ? ((const uint16_t *)a.x)[off] : (uint16_t)0;
+                }
+            }
         }
     } else {
         for (int i = threadIdx.x; i < sm::TILE_CTA; i += blockDim.x) {
@@ -193,9 +202,19 @@ __device__ __forceinline__ void rotq_store_small(const rotq_had_args &a, char *W
     __syncthreads();
     for (int c = threadIdx.x; c < tile_cta / per; c += blockDim.x) {
         const int64_t e = e_first + (int64_t)c * per;
-        if (e < total)
+        const char *src = W + rotq_chunk_swizzle((unsigned)c) * 16;
+        if (e + per <= total) {
             ptx_st_stream_16((char *)a.y + (rotq_group_base(a, e >> L, a.y_stride) + (e & mask)) * os,
-                             *(const uint4 *)(W + rotq_chunk_swizzle((unsigned)c) * 16));
+                             *(const uint4 *)src);
+        } else {
+            for (int i = 0; e + i < total; i++) { // the tail: a partial chunk
+                const int64_t off = rotq_group_base(a, (e + i) >> L, a.y_stride) + ((e + i) & mask);
+                if (os == 4)
+                    ((uint32_t *)a.y)[off] = ((const uint32_t *)src)[i];
+                else
+                    ((uint16_t *)a.y)[off] = ((const uint16_t *)src)[i];
+            }
+        }
     }
 }
 

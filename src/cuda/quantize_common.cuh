@@ -1,0 +1,133 @@
+// Shared pieces of the quantization kernels: the argument block, 8-element
+// chunk loads and code stores, and reductions over a row team.
+//
+// A row is cut into chunks of 8 consecutive elements. A *team* of threads (a
+// power-of-two group of 8..32 lanes inside a warp, or the whole block) owns a
+// row; its thread t holds chunks t, t + ts, t + 2 ts, ... so lanes read and
+// write consecutive chunks (coalesced), and an int4 group (32..128 elements,
+// 4..16 chunks) lies in consecutive lanes of one warp.
+#pragma once
+#include "common.cuh"
+
+#define ROTQ_Q_NCH 4 // chunks of 8 values a thread holds per window
+
+// Arguments of every quantize kernel, resolved on the host (quantize*.cu).
+typedef struct rotq_q_args {
+    const void *x;
+    int64_t x_stride; // elements
+    int32_t in_dtype;
+    void *q;
+    int64_t q_stride; // bytes between rows of q
+    float *scales;
+    int32_t *row_sums; // INT8_ROW only; may be NULL
+    int64_t rows, cols;
+    int32_t group, group_shift; // INT4_GROUP: group size and its log2
+    int64_t groups_per_row;     // INT4_GROUP: cols / group
+    float static_inv;           // FP8_TENSOR: 1 / static_scale
+    int32_t team;               // threads per row: 8, 16, 32, or blockDim.x (one row per block)
+    int32_t vec_x, vec_q;       // 16-byte input loads / 8- (4- for int4) byte code stores allowed
+    // Fused rotation (quantize_rot.cuh).
+    const int8_t *signs;
+    int32_t vec_signs; // 8-byte sign loads allowed
+    float rot_scale;
+    int32_t log2n;    // block size 2^log2n
+    int32_t rot_rows; // rows per block (a multiple of blockDim.x / team)
+    int32_t w_stride; // floats between rows in W: cols rounded up to 8
+    int32_t w_elems;  // floats of W: rot_rows * w_stride rounded up to max(2^log2n, 32)
+} rotq_q_args;
+
+// ---- 8-element chunks ------------------------------------------------------
+
+// Elements j .. j+7 of a row as floats (0 past cols). vec: the row start is
+// 16-byte aligned, so a full chunk is one (16-bit) or two (f32) 16-byte loads.
+template <int ES>
+__device__ __forceinline__ void rotq_q_load8(const void *row, int64_t j, int64_t cols, int dtype, int vec,
+                                             float v[8]) {
+    if (vec && j + 8 <= cols) {
+        if (ES == 4) {
+            const uint4 *p = (const uint4 *)((const float *)row + j);
+            const uint4 u0 = __ldg(p), u1 = __ldg(p + 1);
+            v[0] = __uint_as_float(u0.x), v[1] = __uint_as_float(u0.y);
+            v[2] = __uint_as_float(u0.z), v[3] = __uint_as_float(u0.w);
+            v[4] = __uint_as_float(u1.x), v[5] = __uint_as_float(u1.y);
+            v[6] = __uint_as_float(u1.z), v[7] = __uint_as_float(u1.w);
+        } else {
+            const uint4 u = __ldg((const uint4 *)((const uint16_t *)row + j));
+            const uint32_t w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                v[2 * k] = rotq_from_16((uint16_t)(w[k] & 0xffffu), dtype);
+                v[2 * k + 1] = rotq_from_16((uint16_t)(w[k] >> 16), dtype);
+            }
+        }
+        return;
+    }
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        float f = 0.0f;
+        if (j + i < cols) {
+            if (ES == 4)
+                f = __ldg((const float *)row + j + i);
+            else
+                f = rotq_from_16(__ldg((const unsigned short *)row + j + i), dtype);
+        }
+        v[i] = f;
+    }
+}
+
+// Negates v[i] where signs[j + i] < 0 (as the CPU backend does before the transform).
+__device__ __forceinline__ void rotq_q_signs8(const int8_t *signs, int64_t j, int64_t cols, int vec, float v[8]) {
+    if (vec && j + 8 <= cols) {
+        const uint2 s = __ldg((const uint2 *)(signs + j));
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+            const uint32_t w = i < 4 ? s.x : s.y;
+            if ((w >> (8 * (i & 3) + 7)) & 1u) v[i] = -v[i];
+        }
+        return;
+    }
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+        if (j + i < cols && signs[j + i] < 0) v[i] = -v[i];
+}
+
+// Eight one-byte codes (packed little-endian in lo, hi) to elements j .. j+7.
+__device__ __forceinline__ void rotq_q_store8(uint8_t *qrow, int64_t j, int64_t cols, int vec, uint32_t lo,
+                                              uint32_t hi) {
+    if (vec && j + 8 <= cols) {
+        *(uint2 *)(qrow + j) = make_uint2(lo, hi);
+        return;
+    }
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+        if (j + i < cols) qrow[j + i] = (uint8_t)(((i < 4 ? lo : hi) >> (8 * (i & 3))) & 0xffu);
+}
+
+// ---- team reductions ---------------------------------------------------------
+// Every lane of the warp (every thread of the block for a block team) must call
+// these, with the same ts. red: 32 words of shared scratch (block teams only).
+
+__device__ __forceinline__ float rotq_q_team_max(float x, unsigned ts, uint32_t *red) {
+    const unsigned width = ts < 32 ? ts : 32;
+    for (unsigned o = width / 2; o > 0; o >>= 1) x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, o));
+    if (ts <= 32) return x;
+    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = __float_as_uint(x);
+    __syncthreads();
+    x = __uint_as_float(red[0]);
+    for (unsigned w = 1; w < blockDim.x / 32; w++) x = fmaxf(x, __uint_as_float(red[w]));
+    __syncthreads(); // red is free again
+    return x;
+}
+
+// Wrapping int32 sum (as the CPU backend's uint32 accumulation).
+__device__ __forceinline__ uint32_t rotq_q_team_sum(uint32_t x, unsigned ts, uint32_t *red) {
+    const unsigned width = ts < 32 ? ts : 32;
+    for (unsigned o = width / 2; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
+    if (ts <= 32) return x;
+    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = x;
+    __syncthreads();
+    x = 0;
+    for (unsigned w = 0; w < blockDim.x / 32; w++) x += red[w];
+    __syncthreads();
+    return x;
+}

@@ -1,0 +1,160 @@
+// Fused rotation + quantize for power-of-two rotations (K = 1, n = 2^L <= 32768).
+//
+// A block owns rot_rows whole rows. It reads them once from global memory
+// (16-byte loads when aligned), applies the signs, converts to fp32 and stores
+// them into W (shared, swizzled, rows w_stride floats apart); transforms every
+// n-block of W in place (quantize_fwht.cuh: the CPU's stage order, then
+// * scale); then teams quantize the rows from W (quantize_row.cuh) exactly as
+// the CPU does from its fp32 row.
+//   rows of up to 1024 elements: 256 threads, teams of 8..32 lanes, about 8192
+//     floats of W per block;
+//   longer rows: one row per block (256 threads, 512 above 8192 elements).
+// A row whose W does not fit the device's shared memory (more than about 56K
+// fp32 on H100, 40K on A100) returns ROTQ_ERR_NOT_SUPPORTED, as do rotations
+// with a factor K > 1 (not implemented on this path yet; see quantize.cu).
+#include "quantize_fwht.cuh"
+#include "quantize_launch.cuh"
+#include "quantize_row.cuh"
+
+// Chunks of one row of W (row-local float offset off, a multiple of 8, so
+// the 8 floats of a chunk are the aligned 8-group swizzle(e0) ^ i).
+struct rotq_q_wsrc {
+    const float *W;
+    unsigned off;
+    int64_t cols;
+    __device__ __forceinline__ void load(int64_t c, float v[8]) const {
+        if (c * 8 >= cols) {
+#pragma unroll
+            for (int i = 0; i < 8; i++) v[i] = 0.0f;
+            return;
+        }
+        const unsigned base = rotq_w_swizzle(off + (unsigned)c * 8u);
+#pragma unroll
+        for (int i = 0; i < 8; i++) v[i] = W[base ^ (unsigned)i];
+    }
+};
+
+// Fills W: rows row0 .. row0 + rot_rows - 1 (signed, fp32), zeros elsewhere
+// (row padding, rows past the matrix, the tail up to w_elems). Four chunks
+// of 8 per thread in flight.
+template <int ES>
+__device__ __forceinline__ void rotq_q_stage(const rotq_q_args &a, float *W, int64_t row0) {
+    const unsigned cpr = (unsigned)a.w_stride / 8;
+    const unsigned loaded = (unsigned)a.rot_rows * cpr;
+    const unsigned total = (unsigned)a.w_elems / 8;
+    for (unsigned i0 = threadIdx.x; i0 < total; i0 += 4 * blockDim.x) {
+        float v[4][8];
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            const unsigned idx = i0 + k * blockDim.x;
+#pragma unroll
+            for (int i = 0; i < 8; i++) v[k][i] = 0.0f;
+            if (idx < loaded) {
+                const unsigned rl = idx / cpr;
+                const int64_t j = (int64_t)(idx - rl * cpr) * 8;
+                const int64_t row = row0 + rl;
+                if (row < a.rows && j < a.cols) {
+                    rotq_q_load8<ES>((const char *)a.x + row * a.x_stride * ES, j, a.cols, a.in_dtype, a.vec_x, v[k]);
+                    if (a.signs) rotq_q_signs8(a.signs, j, a.cols, a.vec_signs, v[k]);
+                }
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            const unsigned idx = i0 + k * blockDim.x;
+            if (idx < total) {
+                const unsigned base = rotq_w_swizzle(idx * 8u);
+#pragma unroll
+                for (int i = 0; i < 8; i++) W[base ^ (unsigned)i] = v[k][i];
+            }
+        }
+    }
+}
+
+template <int KIND>
+__device__ __forceinline__ void rotq_q_rot_rows(const rotq_q_args &a, const float *W, int64_t row0, uint32_t *red) {
+    const unsigned ts = (unsigned)a.team, teams = blockDim.x / ts;
+    const unsigned team = threadIdx.x / ts, t = threadIdx.x - team * ts;
+    // rot_rows is a multiple of teams: every lane of a warp makes the same trips.
+    for (unsigned rl = team; rl < (unsigned)a.rot_rows; rl += teams) {
+        const int64_t row = row0 + rl;
+        rotq_q_wsrc src;
+        src.W = W;
+        src.off = rl * (unsigned)a.w_stride;
+        src.cols = a.cols;
+        rotq_q_row<KIND>(a, src, row, row < a.rows, t, ts, red);
+    }
+}
+
+template <int ES>
+__global__ void __launch_bounds__(512) rotq_q_rot_kernel(rotq_q_args a, int kind) {
+    extern __shared__ __align__(16) float rotq_q_w[];
+    __shared__ uint32_t red[32];
+    const int64_t row0 = (int64_t)blockIdx.x * a.rot_rows;
+    rotq_q_stage<ES>(a, rotq_q_w, row0);
+    __syncthreads();
+    rotq_q_fwht(rotq_q_w, (unsigned)a.w_elems, a.log2n, a.rot_scale);
+    switch (kind) {
+    case ROTQ_QUANT_INT8_ROW: rotq_q_rot_rows<ROTQ_QUANT_INT8_ROW>(a, rotq_q_w, row0, red); break;
+    case ROTQ_QUANT_FP8_ROW: rotq_q_rot_rows<ROTQ_QUANT_FP8_ROW>(a, rotq_q_w, row0, red); break;
+    case ROTQ_QUANT_FP8_TENSOR: rotq_q_rot_rows<ROTQ_QUANT_FP8_TENSOR>(a, rotq_q_w, row0, red); break;
+    default: rotq_q_rot_rows<ROTQ_QUANT_INT4_GROUP>(a, rotq_q_w, row0, red); break;
+    }
+}
+
+// W above 46 KB needs the opt-in. Every call sets the same limit (the device's
+// opt-in less 1 KB for the static scratch), so concurrent callers cannot
+// lower it under one another's launch.
+static rotq_status rotq_q_set_smem(const void *kernel, size_t smem, const rotq_cuda_device_info *dev) {
+    const size_t limit = (size_t)dev->max_smem_optin - 1024;
+    if (smem > limit) return ROTQ_ERR_NOT_SUPPORTED;
+    if (smem > 46 * 1024 &&
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)limit) != cudaSuccess) {
+        cudaGetLastError();
+        return ROTQ_ERR_CUDA;
+    }
+    return ROTQ_OK;
+}
+
+rotq_status rotq_q_launch_rot(int kind, rotq_q_args a, cudaStream_t stream, const rotq_cuda_device_info *dev) {
+    const int64_t n = (int64_t)1 << a.log2n;
+    const int64_t ws = (a.cols + 7) / 8 * 8; // a multiple of n too: n | cols, and n < 8 divides 8
+    const int64_t nch = ws / 8;
+    if (ws > (int64_t)dev->max_smem_optin / 4) return ROTQ_ERR_NOT_SUPPORTED; // also keeps W indices 32-bit
+    int threads;
+    int64_t rows_per_block;
+    if (nch <= 32 * ROTQ_Q_NCH) {
+        int64_t ts = rotq_q_pow2_ceil((nch + ROTQ_Q_NCH - 1) / ROTQ_Q_NCH);
+        const int64_t min_ts = kind == ROTQ_QUANT_INT4_GROUP && a.group / 8 > 8 ? a.group / 8 : 8;
+        if (ts < min_ts) ts = min_ts;
+        if (ts > 32) ts = 32;
+        threads = 256;
+        const int64_t teams = threads / ts;
+        int64_t per_team = 8192 / (teams * ws);
+        if (per_team < 1) per_team = 1;
+        const int64_t need = (a.rows + teams - 1) / teams; // no more rows than the matrix has
+        if (per_team > need) per_team = need;
+        a.team = (int32_t)ts;
+        rows_per_block = teams * per_team;
+    } else {
+        threads = ws <= 8192 ? 256 : 512;
+        a.team = threads;
+        rows_per_block = 1;
+    }
+    const int64_t unit = n > 32 ? n : 32;
+    const int64_t w_elems = (rows_per_block * ws + unit - 1) / unit * unit;
+    const size_t smem = (size_t)w_elems * sizeof(float);
+    a.rot_rows = (int32_t)rows_per_block;
+    a.w_stride = (int32_t)ws;
+    a.w_elems = (int32_t)w_elems;
+    const int64_t grid = (a.rows + rows_per_block - 1) / rows_per_block;
+    rotq_status st;
+    if (a.in_dtype == ROTQ_DTYPE_F32) {
+        if ((st = rotq_q_set_smem((const void *)rotq_q_rot_kernel<4>, smem, dev)) != ROTQ_OK) return st;
+        rotq_q_rot_kernel<4><<<(unsigned)grid, threads, smem, stream>>>(a, kind);
+    } else {
+        if ((st = rotq_q_set_smem((const void *)rotq_q_rot_kernel<2>, smem, dev)) != ROTQ_OK) return st;
+        rotq_q_rot_kernel<2><<<(unsigned)grid, threads, smem, stream>>>(a, kind);
+    }
+    return rotq_cuda_check_launch();
+}
