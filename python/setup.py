@@ -100,6 +100,12 @@ def build_librotq(build_dir):
 class BuildPyWithLib(build_py):
     """build_py that also puts librotq into rotq/_lib/."""
 
+    def finalize_options(self):
+        super().finalize_options()
+        # pip builds in the source tree and reuses python/build/lib; copy the
+        # sources every time rather than trusting modification times.
+        self.force = True
+
     def run(self):
         super().run()
         lib = os.environ.get("ROTQ_LIBRARY")
