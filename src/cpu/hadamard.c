@@ -32,7 +32,7 @@ rotq_status rotq__cpu_hadamard(const rotq_exec *exec, const rotq__hadamard_plan 
     const int nt = rotq__cpu_threads(exec, items, (double)n * (plan->log2_pow2 + plan->k + 4));
     const size_t npad = rotq__cpu_floats_padded(n);
     const size_t per_thread = npad * (plan->k > 1 ? 2u : 1u);
-    float *scratch = rotq__cpu_alloc(per_thread * (size_t)nt * sizeof(float));
+    float *scratch = rotq__cpu_scratch(per_thread, nt);
     if (!scratch) {
         rotq__cpu_rot_free(&rot);
         return ROTQ_ERR_OUT_OF_MEMORY;

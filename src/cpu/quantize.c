@@ -124,7 +124,7 @@ rotq_status rotq__cpu_quantize(const rotq_exec *exec, const rotq_quant_params *p
     const size_t per_thread = cpad + tpad;
     const double cost = (double)cols * (rotate ? rotate->log2_pow2 + rotate->k + 8 : 8);
     const int nt = rotq__cpu_threads(exec, rows, cost);
-    float *scratch = rotq__cpu_alloc(per_thread * (size_t)nt * sizeof(float));
+    float *scratch = rotq__cpu_scratch(per_thread, nt);
     if (!scratch) {
         rotq__cpu_rot_free(&rot);
         return ROTQ_ERR_OUT_OF_MEMORY;
@@ -207,7 +207,7 @@ rotq_status rotq__cpu_dequantize(const rotq_exec *exec, const rotq_quant_params 
     const int64_t rows = y->rows, cols = y->cols;
     const size_t cpad = rotq__cpu_floats_padded(cols);
     const int nt = rotq__cpu_threads(exec, rows, (double)cols * 4);
-    float *scratch = rotq__cpu_alloc(cpad * (size_t)nt * sizeof(float));
+    float *scratch = rotq__cpu_scratch(cpad, nt);
     if (!scratch) return ROTQ_ERR_OUT_OF_MEMORY;
     float lut[256];
     for (int b = 0; b < 256; ++b) lut[b] = rotq_fp8_e4m3_to_f32((uint8_t)b);
