@@ -85,6 +85,7 @@ void ck_report(ck_ctx *c, rotq_backend b, const char *name, const ck_result *r) 
         print_indented(c->out, r->msg);
     } else if (r->verdict == CK_SKIP) {
         c->sum.skipped++;
+        if (strstr(r->msg, "not supported")) c->not_supported[b]++;
         if (c->opt->verbose) {
             fprintf(c->out, "skip [%s] %s\n", be, name);
             print_indented(c->out, r->msg);
