@@ -48,7 +48,7 @@ static const char *fmt_count(int64_t v, char *buf, size_t len) {
 }
 
 static void print_header(FILE *f) {
-    fprintf(f, "%-15s %-12s %-5s %6s %10s %11s %9s %-12s %10s %7s %s\n", "group", "op", "dtype",
+    fprintf(f, "%-15s %-15s %-5s %6s %10s %11s %9s %-12s %10s %7s %s\n", "group", "op", "dtype",
             "n", "elements", "us", "GB/s", "baseline", "base us", "ratio", "target");
 }
 
@@ -174,7 +174,7 @@ void rotq__bench_finish_row(rotq__bench *b, rotq_bench_row *row) {
         fprintf(f, "\n## %s: %s\n", b->group, b->what);
         print_header(f);
     }
-    fprintf(f, "%-15s %-12s %-5s %6ld %10s ", row->group, row->op, row->dtype, (long)row->n,
+    fprintf(f, "%-15s %-15s %-5s %6ld %10s ", row->group, row->op, row->dtype, (long)row->n,
             fmt_count(row->elements, eb, sizeof eb));
     switch (row->state) {
     case ROTQ_BENCH_ROW_NOT_SUPPORTED:
@@ -188,7 +188,7 @@ void rotq__bench_finish_row(rotq__bench *b, rotq_bench_row *row) {
                 row->baseline_us, row->ratio);
         if (row->target > 0.0)
             fprintf(f, " <=%.2f %s", row->target, row->ratio <= row->target ? "met" : "MISSED");
-        if (row->fused_speedup > 0.0) fprintf(f, "  fused is %.2fx faster", row->fused_speedup);
+        if (row->fused_speedup > 0.0) fprintf(f, "  fused speedup %.2fx", row->fused_speedup);
         if (row->state == ROTQ_BENCH_ROW_WRONG) fprintf(f, "  WRONG OUTPUT: %s", row->note);
         else if (row->note[0]) fprintf(f, "  (%s)", row->note);
         fputc('\n', f);

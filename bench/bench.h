@@ -62,7 +62,7 @@ typedef struct rotq_bench_row {
     double baseline_us;   /* median baseline time */
     double ratio;         /* us / baseline_us */
     double target;        /* ratio asked for (<= target); 0 = none */
-    double fused_speedup; /* unfused rows: unfused us / fused us; 0 = n/a */
+    double fused_speedup; /* unfused rows: unfused us / fused us (> 1: fusing pays); 0 = n/a */
     rotq_bench_state state;
     rotq_status status; /* the op's status when state != OK (ROTQ_OK for harness errors) */
     char note[96];      /* why a row failed, or a remark */

@@ -384,7 +384,7 @@ static void quant_groups(cuda_state *s) {
 
 /* ---- driver -------------------------------------------------------------- */
 
-static void describe_device(cuda_state *s, int dev, int l2) {
+static void describe_device(cuda_state *s, int dev) {
     char name[128] = "";
     if (rotq_cuda_device_describe(dev, name, sizeof name) != ROTQ_OK) snprintf(name, sizeof name, "device %d", dev);
     int clock_khz = 0, mem_khz = 0, ecc = 0;
@@ -392,8 +392,8 @@ static void describe_device(cuda_state *s, int dev, int l2) {
     cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, dev);
     cudaDeviceGetAttribute(&ecc, cudaDevAttrEccEnabled, dev);
     snprintf(s->b->res->device, sizeof s->b->res->device,
-             "cuda:%d %s; L2 %d MiB; SM clock max %d MHz; memory clock %d MHz; ECC %s", dev, name,
-             l2 >> 20, clock_khz / 1000, mem_khz / 1000, ecc ? "on" : "off");
+             "cuda:%d %s; SM clock max %d MHz; memory clock %d MHz; ECC %s", dev, name,
+             clock_khz / 1000, mem_khz / 1000, ecc ? "on" : "off");
 }
 
 int rotq__bench_cuda(rotq__bench *b) {
@@ -409,7 +409,7 @@ int rotq__bench_cuda(rotq__bench *b) {
     if (!cuda_ok(&s, cudaGetDevice(&dev)) ||
         !cuda_ok(&s, cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev)))
         goto cuda_fail;
-    describe_device(&s, dev, l2);
+    describe_device(&s, dev);
     if (b->table) fprintf(b->table, "device: %s\n", b->res->device);
 
     /* Largest rows: 2^27 f16 elements (full pow2 rows; quick needs >= 2^25 in whole rows). */

@@ -67,7 +67,11 @@ step "machine"
 command -v nvcc >/dev/null || { [ -x /usr/local/cuda/bin/nvcc ] && export PATH="/usr/local/cuda/bin:$PATH"; }
 {
     echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
-    echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (+ local changes)')"
+    if git rev-parse --git-dir >/dev/null 2>&1; then
+        echo "commit: $(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo ' (+ local changes)')"
+    else
+        echo "commit: unknown (not a git checkout)"
+    fi
     nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem,ecc.mode.current \
         --format=csv 2>&1 || echo "nvidia-smi failed"
     nvcc --version 2>&1 | tail -n 1
@@ -114,7 +118,8 @@ if [ $BUILT -eq 1 ]; then
     # ---- 2. tests -----------------------------------------------------------------------
     step "ctest (full suite)"
     run_to "$LOG/tests.log" "$(left)" ctest --test-dir "$BUILD" --output-on-failure -j "$JOBS"
-    line=$(grep -E 'tests passed, [0-9]+ tests failed out of' "$LOG/tests.log" | tail -n 1)
+    # "100% tests passed, 0 tests failed out of 5" (CMake 3) or "100% tests passed out of 5" (CMake 4)
+    line=$(grep -E '^[0-9]+% tests passed' "$LOG/tests.log" | tail -n 1)
     R[ctest]=${line:-"no summary (see tests.log)"}
     echo "ctest: ${R[ctest]}"
     # What ops_cuda (the CUDA op suite) really ran, from its output in CTest's log:
@@ -166,14 +171,17 @@ if [ $BUILT -eq 1 ]; then
             run_to "$LOG/sanitizer.log" "$lim" "$SAN" --tool "$tool" --error-exitcode 86 --print-limit 100 \
                 "$EXE" --backend cuda
             rc=$?
-            errs=$(sed -n "/^==== $tool ====/,\$p" "$LOG/sanitizer.log" | grep -Eo 'ERROR SUMMARY: [0-9]+' | tail -n 1 | grep -Eo '[0-9]+')
+            section=$(sed -n "/^==== $tool ====/,\$p" "$LOG/sanitizer.log")
+            errs=$(grep -Eo '(ERROR SUMMARY: [0-9]+|[0-9]+ errors)' <<<"$section" | tail -n 1 | grep -Eo '[0-9]+')
+            cases=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' <<<"$section" | tail -n 1)
             case $rc in
             0) R[$tool]="${errs:-0} errors" ;;
             86) R[$tool]="${errs:-some} ERRORS (see sanitizer.log)" ;;
             124) R[$tool]="TIMED OUT after ${lim}s (${errs:-?} errors reported)" ;;
             *) R[$tool]="exit status $rc, ${errs:-?} errors (see sanitizer.log)" ;;
             esac
-            echo "$tool: ${R[$tool]}"
+            [ $rc -eq 0 ] && [ "${cases%% *}" = 0 ] && R[$tool]="ran no case: $cases"
+            echo "$tool: ${R[$tool]} (op suite under the sanitizer: ${cases:-no summary})"
         done
     fi
 
