@@ -171,7 +171,7 @@ if [ $BUILT -eq 1 ]; then
             run_to "$LOG/sanitizer.log" "$lim" "$SAN" --tool "$tool" --error-exitcode 86 --print-limit 100 \
                 "$EXE" --backend cuda
             rc=$?
-            section=$(sed -n "/^==== $tool ====/,\$p" "$LOG/sanitizer.log")
+            section=$(awk -v t="==== $tool ====" '$0 == t {on = 1; next} /^==== / {on = 0} on' "$LOG/sanitizer.log")
             errs=$(grep -Eo '(ERROR SUMMARY: [0-9]+|[0-9]+ errors)' <<<"$section" | tail -n 1 | grep -Eo '[0-9]+')
             cases=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' <<<"$section" | tail -n 1)
             case $rc in
