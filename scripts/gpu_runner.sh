@@ -2,7 +2,8 @@
 # The GPU runner: everything CI cannot do (CI has no GPU), in one go, on a
 # machine with an NVIDIA GPU (`make gpu`):
 #   1. build with all cores: Release, CUDA ON (into build-gpu/);
-#   2. the full test suite (ctest, then the Python tests when pytest is there);
+#   2. the full test suite (ctest, `rotq demo`, then the Python tests when
+#      pytest is there);
 #   3. compute-sanitizer memcheck and racecheck over the CUDA op-suite driver
 #      (tests/rotq_test_ops --backend cuda, the quick table: the full one is
 #      what ctest's ops_cuda runs, and is too slow under the sanitizer);
@@ -60,7 +61,7 @@ find_tool() { # a CUDA tool on PATH or in the toolkit
 
 declare -A R # results for the summary
 R[build]="not run"; R[ctest]="not run"; R[pytest]="not run"; R[memcheck]="not run"
-R[racecheck]="not run"; R[bench]="not run"; R[kernels]="unknown"
+R[racecheck]="not run"; R[bench]="not run"; R[kernels]="unknown"; R[demo]="not run"
 
 # ---- machine ------------------------------------------------------------------
 step "machine"
@@ -130,6 +131,11 @@ if [ $BUILT -eq 1 ]; then
     cuda_ns=$(grep -Eo 'note: [0-9]+ case\(s\) skipped on cuda as ROTQ_ERR_NOT_SUPPORTED' <<<"$ops_cuda_out" |
         grep -Eo '[0-9]+' | head -n 1)
     R[ops_cuda]="${cuda_counts:-unknown}; ${cuda_ns:-0} cases NOT_SUPPORTED on cuda"
+
+    # What `make run` shows, on the GPU: quick op suite, quick benchmark, outlier example.
+    step "rotq demo"
+    if run_to "$LOG/tests.log" 120 "$ROTQ" demo; then R[demo]="ok"; else R[demo]="FAILED (see tests.log)"; fi
+    echo "demo: ${R[demo]}"
 
     if [ "${ROTQ_GPU_PYTEST:-1}" = 1 ] && [ -d python/tests ]; then
         if [ "$(left)" -lt 150 ]; then
@@ -210,6 +216,7 @@ no_kernels=0
 pass=1
 [[ ${R[build]} == ok* ]] || pass=0
 [[ ${R[ctest]} == *"100% tests passed"* ]] || pass=0
+[[ ${R[demo]} == ok ]] || pass=0
 [[ ${R[memcheck]} == "0 errors" ]] || pass=0
 [[ ${R[racecheck]} == "0 errors" ]] || pass=0
 [[ ${R[bench]} == "exit status 0;"* ]] || pass=0
@@ -230,6 +237,7 @@ fi
     echo "kernels:    ${R[kernels]}"
     echo "ctest:      ${R[ctest]}"
     echo "ops_cuda:   ${R[ops_cuda]:-not run}"
+    echo "demo:       ${R[demo]}"
     echo "pytest:     ${R[pytest]}"
     echo "memcheck:   ${R[memcheck]}"
     echo "racecheck:  ${R[racecheck]}"
