@@ -1,8 +1,12 @@
 // In-shared-memory power-of-two Walsh-Hadamard transform of every block of
 // 2^L consecutive floats of a buffer W (the rows a quantize block holds).
 //
-// W holds element e at rotq_w_swizzle(e) (hadamard_plan.cuh: conflict-free for
-// the access patterns below). A phase gives each thread *slots* of 32 values
+// W holds element e at rotq_q_pad(e) = e + e/32 (one padding float per 32).
+// The padding is additive over disjoint bit sets, so a thread's 32 accesses
+// are one base register plus compile-time offsets (no per-value address
+// registers), and every phase below is free of bank conflicts: the lanes of a
+// warp always differ in element bits 0..4, or (phase 0) the pad shifts each
+// lane's 32-float run by one bank. A phase gives each thread *slots* of 32 values
 // whose element indices differ in the 5 bits [lo, lo+5), applies the radix-2
 // stages of the bits that phase owns, and writes the values back where it read
 // them (so a phase needs no barrier inside, one after). Stages run in
@@ -12,19 +16,21 @@
 //           slot are block-index bits: a slot holds 32 / 2^L whole blocks);
 //   L > 5:  ceil(L/5) phases, lo = min(5p, L-5), stages on register bits i with
 //           lo + i >= 5p (bits below were done by the previous phase).
-// W must hold a multiple of max(2^L, 32) floats; the last phase multiplies by
-// scale (the CPU's out * scale).
+// W holds w_elems elements, a multiple of max(2^L, 32) (w_elems + w_elems/32
+// floats); the last phase multiplies by scale (the CPU's out * scale).
 #pragma once
-#include "hadamard_plan.cuh"
+#include "hadamard_plan.cuh" // rotq_butterfly
+
+__host__ __device__ constexpr unsigned rotq_q_pad(unsigned e) { return e + (e >> 5); }
 
 template <int LO>
 __device__ __forceinline__ void rotq_q_fwht_phase(float *W, unsigned slots, int amin, int amax, bool last,
                                                   float scale) {
     for (unsigned s = threadIdx.x; s < slots; s += blockDim.x) {
-        const unsigned base = rotq_w_swizzle((s & ((1u << LO) - 1u)) | ((s >> LO) << (LO + 5)));
+        float *p = W + rotq_q_pad((s & ((1u << LO) - 1u)) | ((s >> LO) << (LO + 5)));
         float v[32];
 #pragma unroll
-        for (int r = 0; r < 32; r++) v[r] = W[base ^ rotq_w_swizzle((unsigned)r << LO)];
+        for (int r = 0; r < 32; r++) v[r] = p[rotq_q_pad((unsigned)r << LO)];
         if (amin <= 0 && 0 < amax) rotq_butterfly<0>(v);
         if (amin <= 1 && 1 < amax) rotq_butterfly<1>(v);
         if (amin <= 2 && 2 < amax) rotq_butterfly<2>(v);
@@ -35,7 +41,7 @@ __device__ __forceinline__ void rotq_q_fwht_phase(float *W, unsigned slots, int 
             for (int r = 0; r < 32; r++) v[r] *= scale;
         }
 #pragma unroll
-        for (int r = 0; r < 32; r++) W[base ^ rotq_w_swizzle((unsigned)r << LO)] = v[r];
+        for (int r = 0; r < 32; r++) p[rotq_q_pad((unsigned)r << LO)] = v[r];
     }
 }
 

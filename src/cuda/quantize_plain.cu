@@ -32,7 +32,7 @@ __global__ void __launch_bounds__(512) rotq_q_plain_kernel(rotq_q_args a) {
     src.cols = a.cols;
     src.dtype = a.in_dtype;
     src.vec = a.vec_x;
-    rotq_q_row<KIND>(a, src, row, valid, t, ts, red);
+    rotq_q_row<KIND, ROTQ_Q_NCH>(a, src, row, valid, t, ts, red);
 }
 
 template <int KIND>
@@ -58,6 +58,7 @@ static rotq_status rotq_q_plain_es(rotq_q_args a, cudaStream_t stream) {
         a.team = threads;
         grid = a.rows;
     }
+    if (grid > 0x7fffffff) return ROTQ_ERR_NOT_SUPPORTED;
     if (a.in_dtype == ROTQ_DTYPE_F32)
         rotq_q_plain_kernel<KIND, 4><<<(unsigned)grid, threads, 0, stream>>>(a);
     else

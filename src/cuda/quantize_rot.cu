@@ -2,22 +2,23 @@
 //
 // A block owns rot_rows whole rows. It reads them once from global memory
 // (16-byte loads when aligned), applies the signs, converts to fp32 and stores
-// them into W (shared, swizzled, rows w_stride floats apart); transforms every
+// them into W (shared, padded, rows w_stride elements apart); transforms every
 // n-block of W in place (quantize_fwht.cuh: the CPU's stage order, then
-// * scale); then teams quantize the rows from W (quantize_row.cuh) exactly as
+// * scale); then teams quantize the rows from W (quantize_row.cuh, one chunk
+// per thread at a time: re-reading W is cheap, registers are not) exactly as
 // the CPU does from its fp32 row.
 //   rows of up to 1024 elements: 256 threads, teams of 8..32 lanes, about 8192
 //     floats of W per block;
-//   longer rows: one row per block (256 threads, 512 above 8192 elements).
-// A row whose W does not fit the device's shared memory (more than about 56K
-// fp32 on H100, 40K on A100) returns ROTQ_ERR_NOT_SUPPORTED, as do rotations
+//   longer rows: one row per block, cols / 32 threads (64 .. 512).
+// A row whose W does not fit the device's shared memory (more than about 54K
+// elements on H100, 39K on A100) returns ROTQ_ERR_NOT_SUPPORTED, as do rotations
 // with a factor K > 1 (not implemented on this path yet; see quantize.cu).
 #include "quantize_fwht.cuh"
 #include "quantize_launch.cuh"
 #include "quantize_row.cuh"
 
-// Chunks of one row of W (row-local float offset off, a multiple of 8, so
-// the 8 floats of a chunk are the aligned 8-group swizzle(e0) ^ i).
+// Chunks of one row of W (row-local element offset off, a multiple of 8, so
+// the 8 elements of a chunk are 8 consecutive floats at rotq_q_pad(e0)).
 struct rotq_q_wsrc {
     const float *W;
     unsigned off;
@@ -28,9 +29,9 @@ struct rotq_q_wsrc {
             for (int i = 0; i < 8; i++) v[i] = 0.0f;
             return;
         }
-        const unsigned base = rotq_w_swizzle(off + (unsigned)c * 8u);
+        const float *p = W + rotq_q_pad(off + (unsigned)c * 8u);
 #pragma unroll
-        for (int i = 0; i < 8; i++) v[i] = W[base ^ (unsigned)i];
+        for (int i = 0; i < 8; i++) v[i] = p[i];
     }
 };
 
@@ -63,9 +64,9 @@ __device__ __forceinline__ void rotq_q_stage(const rotq_q_args &a, float *W, int
         for (int k = 0; k < 4; k++) {
             const unsigned idx = i0 + k * blockDim.x;
             if (idx < total) {
-                const unsigned base = rotq_w_swizzle(idx * 8u);
+                float *p = W + rotq_q_pad(idx * 8u);
 #pragma unroll
-                for (int i = 0; i < 8; i++) W[base ^ (unsigned)i] = v[k][i];
+                for (int i = 0; i < 8; i++) p[i] = v[k][i];
             }
         }
     }
@@ -82,7 +83,7 @@ __device__ __forceinline__ void rotq_q_rot_rows(const rotq_q_args &a, const floa
         src.W = W;
         src.off = rl * (unsigned)a.w_stride;
         src.cols = a.cols;
-        rotq_q_row<KIND>(a, src, row, row < a.rows, t, ts, red);
+        rotq_q_row<KIND, 1>(a, src, row, row < a.rows, t, ts, red);
     }
 }
 
@@ -137,17 +138,20 @@ rotq_status rotq_q_launch_rot(int kind, rotq_q_args a, cudaStream_t stream, cons
         a.team = (int32_t)ts;
         rows_per_block = teams * per_team;
     } else {
-        threads = ws <= 8192 ? 256 : 512;
+        // One 32-value slot per thread per phase up to 512 threads (16384 floats).
+        int64_t t = (ws / 32 + 31) / 32 * 32;
+        threads = (int)(t < 64 ? 64 : t > 512 ? 512 : t);
         a.team = threads;
         rows_per_block = 1;
     }
     const int64_t unit = n > 32 ? n : 32;
     const int64_t w_elems = (rows_per_block * ws + unit - 1) / unit * unit;
-    const size_t smem = (size_t)w_elems * sizeof(float);
+    const size_t smem = (size_t)(w_elems + w_elems / 32) * sizeof(float); // with the padding
     a.rot_rows = (int32_t)rows_per_block;
     a.w_stride = (int32_t)ws;
     a.w_elems = (int32_t)w_elems;
     const int64_t grid = (a.rows + rows_per_block - 1) / rows_per_block;
+    if (grid > 0x7fffffff) return ROTQ_ERR_NOT_SUPPORTED;
     rotq_status st;
     if (a.in_dtype == ROTQ_DTYPE_F32) {
         if ((st = rotq_q_set_smem((const void *)rotq_q_rot_kernel<4>, smem, dev)) != ROTQ_OK) return st;

@@ -2,10 +2,10 @@
 // fp32 chunks: the input in global memory (quantize_plain.cu) or the rotated
 // row in shared memory (quantize_rot.cuh).
 //
-// The row is walked in windows of ts * ROTQ_Q_NCH chunks, each thread holding
-// ROTQ_Q_NCH chunks of 8 values. Per-row kinds make two walks (absmax, then
-// codes); when the row is one window its values stay in registers and the
-// source is read once. The arithmetic is exactly the CPU backend's (formats.h):
+// The row is walked in windows of ts * NCH chunks, each thread holding NCH
+// chunks of 8 values. Per-row kinds make two walks (absmax, then codes); when
+// the row is one window its values stay in registers and the source is read
+// once. The arithmetic is exactly the CPU backend's (formats.h):
 // absmax over finite values, scale and inv by float division, codes from x*inv.
 #pragma once
 #include "quantize_common.cuh"
@@ -20,12 +20,12 @@ struct rotq_q_kind {
 };
 
 // Loads window w of the team's row: chunk c = (w * NCH + i) * ts + t goes to v[i].
-template <class SRC>
+template <int NCH, class SRC>
 __device__ __forceinline__ void rotq_q_window(const SRC &src, bool valid, int w, unsigned t, unsigned ts,
-                                              float v[ROTQ_Q_NCH][8]) {
+                                              float v[NCH][8]) {
 #pragma unroll
-    for (int i = 0; i < ROTQ_Q_NCH; i++) {
-        const int64_t c = ((int64_t)w * ROTQ_Q_NCH + i) * ts + t;
+    for (int i = 0; i < NCH; i++) {
+        const int64_t c = ((int64_t)w * NCH + i) * ts + t;
         if (valid) {
             src.load(c, v[i]);
         } else {
@@ -38,21 +38,21 @@ __device__ __forceinline__ void rotq_q_window(const SRC &src, bool valid, int w,
 // SRC::load(c, v) fills v with chunk c of the row (elements 8c .. 8c+7; zeros
 // past cols, including whole chunks past the end). Teams whose row is past the
 // matrix (valid false) still run every shuffle and barrier, with zeros.
-template <int KIND, class SRC>
+template <int KIND, int NCH, class SRC>
 __device__ __forceinline__ void rotq_q_row(const rotq_q_args &a, const SRC &src, int64_t row, bool valid,
                                            unsigned t, unsigned ts, uint32_t *red) {
     typedef rotq_q_kind<KIND> K;
     const int64_t nch = (a.cols + 7) >> 3;
-    const int64_t span = (int64_t)ts * ROTQ_Q_NCH;
+    const int64_t span = (int64_t)ts * NCH;
     const int nwin = (int)((nch + span - 1) / span);
-    float v[ROTQ_Q_NCH][8];
+    float v[NCH][8];
     float inv = 0.0f, scale = 0.0f;
     if (K::PER_ROW) {
         float am = 0.0f;
         for (int w = 0; w < nwin; w++) {
-            rotq_q_window(src, valid, w, t, ts, v);
+            rotq_q_window<NCH>(src, valid, w, t, ts, v);
 #pragma unroll
-            for (int i = 0; i < ROTQ_Q_NCH; i++)
+            for (int i = 0; i < NCH; i++)
 #pragma unroll
                 for (int k = 0; k < 8; k++) am = rotq_absmax_update(am, v[i][k]);
         }
@@ -65,10 +65,10 @@ __device__ __forceinline__ void rotq_q_row(const rotq_q_args &a, const SRC &src,
     uint8_t *qrow = (uint8_t *)a.q + (valid ? row : 0) * a.q_stride;
     uint32_t sum = 0;
     for (int w = 0; w < nwin; w++) {
-        if (!K::PER_ROW || nwin > 1) rotq_q_window(src, valid, w, t, ts, v);
+        if (!K::PER_ROW || nwin > 1) rotq_q_window<NCH>(src, valid, w, t, ts, v);
 #pragma unroll
-        for (int i = 0; i < ROTQ_Q_NCH; i++) {
-            const int64_t c = ((int64_t)w * ROTQ_Q_NCH + i) * ts + t;
+        for (int i = 0; i < NCH; i++) {
+            const int64_t c = ((int64_t)w * NCH + i) * ts + t;
             const int64_t j = c * 8;
             const bool live = valid && c < nch;
             if (KIND == ROTQ_QUANT_INT4_GROUP) {
