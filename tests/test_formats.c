@@ -256,6 +256,42 @@ static void t_absmax_scale(void) {
     CHECK(rotq_quant_i8(2.0f * inv) == 127 && rotq_quant_i8(-2.0f * inv) == -127, "absmax must map to +-127");
 }
 
+/* The rules applied to whole rows of finite values whose absmax is a normal float
+   but so small that QMAX/absmax overflows (absmax < QMAX/FLT_MAX, about 3.7e-37 for
+   int8, 1.3e-36 for fp8). A finite row must quantize to finite codes, and every
+   dequantized value must lie within half a step (times the scale) of its input,
+   unless the rule flushes the whole row to zero (scale 0, codes 0). */
+static void t_tiny_absmax(void) {
+    static const float absmaxes[] = {0x1p-126f, 3e-38f, 1e-37f, 3e-37f, 1e-36f, 1e-30f};
+    static const float qmaxes[3] = {ROTQ_I8_QMAX, ROTQ_I4_QMAX, ROTQ_FP8_E4M3_MAX};
+    static const char *names[3] = {"int8", "int4", "fp8"};
+    for (size_t i = 0; i < sizeof absmaxes / sizeof absmaxes[0]; i++)
+        for (int k = 0; k < 3; k++) {
+            float a = absmaxes[i], row[5] = {a, 0.0f, -a / 3.0f, a / 7.0f, -a};
+            float am = 0.0f;
+            for (int j = 0; j < 5; j++) am = rotq_absmax_update(am, row[j]);
+            float scale = rotq_quant_scale(am, qmaxes[k]), inv = rotq_quant_inv(am, qmaxes[k]);
+            for (int j = 0; j < 5; j++) {
+                float s = row[j] * inv;
+                double v, half;
+                if (k == 2) {
+                    uint8_t c = rotq_f32_to_fp8_e4m3(s);
+                    CHECK((c & 0x7f) != 0x7f, "fp8 row with absmax %g: finite x = %g gives the NaN code 0x%02x (inv = %g)",
+                          (double)a, (double)row[j], c, (double)inv);
+                    v = rotq_fp8_e4m3_to_f32(c);
+                    half = fmax(fabs((double)row[j]) / scale * 0x1p-4, 0x1p-10);
+                } else {
+                    v = k == 0 ? rotq_quant_i8(s) : rotq_quant_i4(s);
+                    half = 0.5;
+                }
+                double err = fabs(v * scale - (double)row[j]), lim = half * scale * (1 + 1e-3);
+                int flushed = scale == 0.0f && v == 0.0; /* a rule that flushes such rows to 0 is fine too */
+                CHECK(isfinite(v) && (err <= lim || flushed), "%s row with absmax %g: x = %g dequantizes to %g (error %.3g > %.3g; inv = %g)",
+                      names[k], (double)a, (double)row[j], v * scale, err, lim, (double)inv);
+            }
+        }
+}
+
 int main(void) {
     run("f16 decode, all 65536 patterns", t_f16_decode);
     run("bf16 decode, all 65536 patterns", t_bf16_decode);
@@ -270,6 +306,7 @@ int main(void) {
     run("int4 pack/unpack, all 256 pairs", t_int4_pack);
     run("integer quantization: NaN, Inf, clamp, ties", t_quant_int);
     run("absmax, scale, inv, static inv", t_absmax_scale);
+    run("finite rows with a tiny absmax (QMAX/absmax overflows)", t_tiny_absmax);
     printf("%d passed, %d failed, 0 skipped\n", g_passed, g_failed);
     return g_failed ? 1 : 0;
 }
