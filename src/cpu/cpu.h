@@ -19,11 +19,14 @@
  */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__) && \
     !defined(ROTQ_NO_CLONES)
+#define ROTQ_CPU_CLONES_ON 1
 #define ROTQ_CPU_CLONES \
     __attribute__((flatten, target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #elif defined(__GNUC__)
+#define ROTQ_CPU_CLONES_ON 0
 #define ROTQ_CPU_CLONES __attribute__((flatten))
 #else
+#define ROTQ_CPU_CLONES_ON 0
 #define ROTQ_CPU_CLONES
 #endif
 

@@ -134,54 +134,49 @@ static inline void fwht(float *x, int m) {
 
 /*
  * y[k*P + j] = sum_k' F[k][k'] x[k'*P + j], P a multiple of ROTQ_CPU_KTILE.
- * Register tile: 4 output rows x 16 columns, accumulated over k' in order (every
- * product is exact, so the sums are the same with or without FMA).
+ * Register tiles of R output rows x 16 columns, accumulated over k' in order
+ * (every product is exact, so the sums are the same with or without FMA).
  */
 #if defined(__GNUC__) && !defined(ROTQ_CPU_NO_VECEXT)
 typedef float rotq__v16sf __attribute__((vector_size(64)));
 
-/* R output rows x 16 columns of accumulators (R = 4 or 8; every K is a multiple of 4). */
-#define ROTQ_KSTEP_TILE_(R)                                                                     \
-    static inline void kstep_tile##R(const float *restrict x, float *restrict y,                \
-                                     const float *restrict f, int32_t kk, int64_t p) {          \
-        for (int64_t j0 = 0; j0 < p; j0 += ROTQ_CPU_KTILE) {                                   \
-            int32_t k = 0;                                                                      \
-            for (; k + R <= kk; k += R) {                                                       \
-                rotq__v16sf a[R];                                                               \
-                for (int r = 0; r < R; ++r) a[r] = (rotq__v16sf){0};                            \
-                for (int32_t q = 0; q < kk; ++q) {                                              \
-                    rotq__v16sf xv;                                                             \
-                    memcpy(&xv, x + (int64_t)q * p + j0, sizeof xv);                            \
-                    for (int r = 0; r < R; ++r) a[r] += f[(int64_t)(k + r) * kk + q] * xv;     \
-                }                                                                               \
-                for (int r = 0; r < R; ++r) memcpy(y + (int64_t)(k + r) * p + j0, &a[r], sizeof a[r]); \
-            }                                                                                   \
-            for (; k < kk; k += 4) {                                                            \
-                rotq__v16sf a[4];                                                               \
-                for (int r = 0; r < 4; ++r) a[r] = (rotq__v16sf){0};                            \
-                for (int32_t q = 0; q < kk; ++q) {                                              \
-                    rotq__v16sf xv;                                                             \
-                    memcpy(&xv, x + (int64_t)q * p + j0, sizeof xv);                            \
-                    for (int r = 0; r < 4; ++r) a[r] += f[(int64_t)(k + r) * kk + q] * xv;     \
-                }                                                                               \
-                for (int r = 0; r < 4; ++r) memcpy(y + (int64_t)(k + r) * p + j0, &a[r], sizeof a[r]); \
-            }                                                                                   \
-        }                                                                                       \
+/* Output rows k .. k+R-1, columns j0 .. j0+15. */
+#define ROTQ_KSTEP_ROWS_(R)                                                                          \
+    static inline void kstep_rows##R(const float *restrict x, float *restrict y, const float *restrict f, \
+                                     int32_t kk, int64_t p, int64_t j0, int32_t k) {                 \
+        rotq__v16sf a[R];                                                                            \
+        for (int r = 0; r < R; ++r) a[r] = (rotq__v16sf){0};                                         \
+        for (int32_t q = 0; q < kk; ++q) {                                                           \
+            rotq__v16sf xv;                                                                          \
+            memcpy(&xv, x + (int64_t)q * p + j0, sizeof xv);                                         \
+            for (int r = 0; r < R; ++r) a[r] += f[(int64_t)(k + r) * kk + q] * xv;                  \
+        }                                                                                            \
+        for (int r = 0; r < R; ++r) memcpy(y + (int64_t)(k + r) * p + j0, &a[r], sizeof a[r]);      \
     }
-ROTQ_KSTEP_TILE_(4)
-ROTQ_KSTEP_TILE_(8)
-#undef ROTQ_KSTEP_TILE_
+ROTQ_KSTEP_ROWS_(4)
+ROTQ_KSTEP_ROWS_(8)
+#undef ROTQ_KSTEP_ROWS_
 
-/* 8 rows only where 8 accumulators fit in registers (AVX-512: 8 of 32 zmm). */
+/* 8-row tiles only where their 8 accumulators stay in registers (AVX-512: 8 of 32 zmm). */
+static inline int kstep_wide(void) {
+#if ROTQ_CPU_CLONES_ON
+    return __builtin_cpu_supports("avx512f"); /* the AVX-512 clone is the one running */
+#elif defined(__AVX512F__)
+    return 1;
+#else
+    return 0;
+#endif
+}
+
 static inline void kstep_tiled(const float *restrict x, float *restrict y, const float *restrict f, int32_t kk,
                                int64_t p) {
-#if defined(__x86_64__) && !defined(__clang__)
-    if (__builtin_cpu_supports("avx512f")) {
-        kstep_tile8(x, y, f, kk, p);
-        return;
+    const int wide = kstep_wide();
+    for (int64_t j0 = 0; j0 < p; j0 += ROTQ_CPU_KTILE) {
+        int32_t k = 0;
+        if (wide)
+            for (; k + 8 <= kk; k += 8) kstep_rows8(x, y, f, kk, p, j0, k);
+        for (; k < kk; k += 4) kstep_rows4(x, y, f, kk, p, j0, k); /* every K is a multiple of 4 */
     }
-#endif
-    kstep_tile4(x, y, f, kk, p);
 }
 #else
 static inline void kstep_tiled(const float *restrict x, float *restrict y, const float *restrict f, int32_t kk,
