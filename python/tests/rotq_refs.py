@@ -98,10 +98,13 @@ def _absmax(x, axis=-1):
 
 def _scale_inv(absmax, qmax):
     qmax = F32(qmax)
-    pos = absmax > 0
-    safe = np.where(pos, absmax, F32(1))
+    safe = np.where(absmax > 0, absmax, F32(1))
+    with np.errstate(over="ignore"):
+        inv = (qmax / safe).astype(F32)
+    # formats.h: absmax 0, or so small that qmax/absmax overflows, flushes to 0
+    pos = (absmax > 0) & np.isfinite(inv)
     scale = np.where(pos, (safe / qmax).astype(F32), F32(0)).astype(F32)
-    inv = np.where(pos, (qmax / safe).astype(F32), F32(0)).astype(F32)
+    inv = np.where(pos, inv, F32(0)).astype(F32)
     return scale, inv
 
 

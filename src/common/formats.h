@@ -8,7 +8,8 @@
  *   - all rounding is round-to-nearest-even;
  *   - absmax is taken over finite values only (NaN and +-Inf are ignored);
  *   - scale = absmax / QMAX and the element multiplier inv = QMAX / absmax,
- *     both correctly rounded float divisions; absmax == 0 gives scale = inv = 0;
+ *     both correctly rounded float divisions; absmax == 0, or an absmax so small
+ *     that QMAX / absmax overflows, gives scale = inv = 0 (all codes 0);
  *   - q = convert(x * inv): integer formats map NaN to 0 and clamp to
  *     [-QMAX, QMAX] (so +-Inf saturates); fp8 e4m3 saturates to +-448 and maps
  *     NaN to 0x7f;
@@ -136,9 +137,12 @@ ROTQ_HD float rotq_absmax_update(float absmax, float v) {
     return (rotq_is_finite(v) && a > absmax) ? a : absmax;
 }
 
-/* scale = absmax/qmax and inv = qmax/absmax; both 0 when absmax is 0. */
-ROTQ_HD float rotq_quant_scale(float absmax, float qmax) { return absmax > 0.0f ? absmax / qmax : 0.0f; }
-ROTQ_HD float rotq_quant_inv(float absmax, float qmax) { return absmax > 0.0f ? qmax / absmax : 0.0f; }
+/* scale = absmax/qmax and inv = qmax/absmax. Both are 0 when absmax is 0, and
+   also when qmax/absmax overflows (absmax < qmax/FLT_MAX, about 1e-36): such a
+   row is flushed to zero codes rather than quantized with an infinite inv. */
+ROTQ_HD int rotq_quant_flushes(float absmax, float qmax) { return !(absmax > 0.0f) || !rotq_is_finite(qmax / absmax); }
+ROTQ_HD float rotq_quant_scale(float absmax, float qmax) { return rotq_quant_flushes(absmax, qmax) ? 0.0f : absmax / qmax; }
+ROTQ_HD float rotq_quant_inv(float absmax, float qmax) { return rotq_quant_flushes(absmax, qmax) ? 0.0f : qmax / absmax; }
 
 /* Symmetric integer quantization of an already scaled value: NaN -> 0, clamp, RNE. */
 ROTQ_HD int32_t rotq_quant_int(float v, float qmax) {
