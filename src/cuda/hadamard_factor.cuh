@@ -196,11 +196,15 @@ __host__ __device__ inline size_t rotq_factor_stage_bytes(int G, int n, int es) 
     return ((size_t)G * n * es + 127) & ~(size_t)127; // the chunk swizzle permutes within 128 B
 }
 
+// Threads of a factor-kernel block: 16 warps, so that one block per SM (its
+// shared memory allows no more) still hides latency.
+#define ROTQ_FACTOR_THREADS 512
+
 // A persistent block walks over tiles of G row blocks of n = K * 2^L: the next
 // tile streams into the other stage while this one runs the K step (stage ->
 // W) and the power-of-two phases (W -> global).
 template <int L, int ES>
-__global__ void __launch_bounds__(256, 1) rotq_had_factor_kernel(rotq_had_args a, const __grid_constant__ rotq_had_factor f) {
+__global__ void __launch_bounds__(ROTQ_FACTOR_THREADS, 1) rotq_had_factor_kernel(rotq_had_args a, const __grid_constant__ rotq_had_factor f) {
     typedef rotq_pow2_plan<L> plan;
     typedef rotq_factor_cols<ES> cols;
     extern __shared__ __align__(16) char rotq_fsmem[];
@@ -234,7 +238,7 @@ __global__ void __launch_bounds__(256, 1) rotq_had_factor_kernel(rotq_had_args a
         __syncthreads();
 
         // Power-of-two phases over the K*G rows of 2^L now in W.
-        for (int64_t s0 = 0; s0 * plan::TILE < total; s0 += plan::SUBTILES) {
+        for (int64_t s0 = 0; s0 * plan::TILE < total; s0 += ROTQ_FACTOR_THREADS / plan::SUB_THREADS) {
             const unsigned sub_base = (unsigned)((s0 + sub) * plan::TILE);
             float v[32];
             const unsigned base = rotq_phase_base(sub_base, tid, 0);

@@ -54,8 +54,8 @@ static rotq_status rotq_launch_factor(const rotq_had_args &a, const rotq_had_fac
     static int occupancy[64]; // per device; 0 = not asked yet
     const int G = f.groups_per_block;
     const int64_t elems = (int64_t)G * a.n;
-    const int64_t w_elems = (elems + plan::TILE * plan::SUBTILES - 1) / (plan::TILE * plan::SUBTILES) *
-                            (plan::TILE * plan::SUBTILES);
+    const int64_t pass = (int64_t)plan::TILE * (ROTQ_FACTOR_THREADS / plan::SUB_THREADS); // W per pass
+    const int64_t w_elems = (elems + pass - 1) / pass * pass;
     const size_t smem = (size_t)f.kt * f.kt * 512 + 2 * rotq_factor_stage_bytes(G, a.n, ES) + (size_t)w_elems * 4;
     const void *kernel = (const void *)rotq_had_factor_kernel<L, ES>;
     rotq_status st = rotq_set_smem(kernel, smem, dev);
@@ -63,9 +63,9 @@ static rotq_status rotq_launch_factor(const rotq_had_args &a, const rotq_had_fac
     int device = 0;
     cudaGetDevice(&device);
     const int64_t ntiles = (a.groups + G - 1) / G;
-    int64_t grid = rotq_persistent_blocks(kernel, 256, smem, &occupancy[device & 63], dev);
+    int64_t grid = rotq_persistent_blocks(kernel, ROTQ_FACTOR_THREADS, smem, &occupancy[device & 63], dev);
     if (grid > ntiles) grid = ntiles;
-    rotq_had_factor_kernel<L, ES><<<(unsigned)grid, 256, smem, stream>>>(a, f);
+    rotq_had_factor_kernel<L, ES><<<(unsigned)grid, ROTQ_FACTOR_THREADS, smem, stream>>>(a, f);
     return rotq_cuda_check_launch();
 }
 

@@ -218,9 +218,10 @@ __device__ __forceinline__ void rotq_store_small(const rotq_had_args &a, char *W
     }
 }
 
-// At most 128 registers below 512 threads: at least two blocks per SM.
+// At most 64 registers, so that 1024 threads fit on an SM whatever the block
+// size (n <= 8192: four 256-thread blocks) and enough warps hide the latency.
 template <int L, int ES>
-__global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_pow2_plan<L>::THREADS >= 512 ? 1 : 2) rotq_had_pow2(rotq_had_args a) {
+__global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, 1024 / rotq_pow2_plan<L>::THREADS) rotq_had_pow2(rotq_had_args a) {
     typedef rotq_pow2_plan<L> plan;
     typedef rotq_pow2_smem<L, ES> sm;
     extern __shared__ __align__(16) char rotq_smem[];
