@@ -20,20 +20,23 @@
 typedef float rotq__v8sf __attribute__((vector_size(32)));
 typedef int32_t rotq__v8si __attribute__((vector_size(32)));
 
+#if defined(__clang__)
+#define ROTQ_SHUF8_(v, a, b, c, d, e, f, g, h) __builtin_shufflevector(v, v, a, b, c, d, e, f, g, h)
+#else
+#define ROTQ_SHUF8_(v, a, b, c, d, e, f, g, h) __builtin_shuffle(v, (rotq__v8si){a, b, c, d, e, f, g, h})
+#endif
+
 /* Stages h = 1, 2, 4 on every 8-float chunk: out = partner(v) + sign_h * v. */
 static inline void fwht_base8(float *restrict x, int64_t n) {
     const rotq__v8sf s1 = {1, -1, 1, -1, 1, -1, 1, -1};
     const rotq__v8sf s2 = {1, 1, -1, -1, 1, 1, -1, -1};
     const rotq__v8sf s4 = {1, 1, 1, 1, -1, -1, -1, -1};
-    const rotq__v8si p1 = {1, 0, 3, 2, 5, 4, 7, 6};
-    const rotq__v8si p2 = {2, 3, 0, 1, 6, 7, 4, 5};
-    const rotq__v8si p4 = {4, 5, 6, 7, 0, 1, 2, 3};
     for (int64_t i = 0; i < n; i += 8) {
         rotq__v8sf v;
         memcpy(&v, x + i, sizeof v);
-        v = __builtin_shuffle(v, p1) + s1 * v;
-        v = __builtin_shuffle(v, p2) + s2 * v;
-        v = __builtin_shuffle(v, p4) + s4 * v;
+        v = ROTQ_SHUF8_(v, 1, 0, 3, 2, 5, 4, 7, 6) + s1 * v;
+        v = ROTQ_SHUF8_(v, 2, 3, 0, 1, 6, 7, 4, 5) + s2 * v;
+        v = ROTQ_SHUF8_(v, 4, 5, 6, 7, 0, 1, 2, 3) + s4 * v;
         memcpy(x + i, &v, sizeof v);
     }
 }
