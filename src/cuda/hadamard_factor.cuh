@@ -21,6 +21,7 @@ typedef struct rotq_had_factor {
     int32_t transpose;         // use H_K^T
     int32_t groups_per_block;  // G
     int32_t f16_mma;           // 1: fp16 operands, 0: bf16 operands
+    int32_t stages;            // staging buffers: 2 (prefetch) or 1
     uint32_t bits[ROTQ_FACTOR_MAX_WORDS];
 } rotq_had_factor;
 
@@ -125,13 +126,32 @@ struct rotq_factor_cols {
 // stage, written to W in fp32.
 template <int L, int ES>
 __device__ __forceinline__ void rotq_factor_columns(const rotq_had_args &a, const rotq_had_factor &f,
-                                                    const char *stg, const uint32_t *afr, float *W, int64_t g0,
-                                                    int col0) {
+                                                    const char *stg, const char *zero16, const uint32_t *afr,
+                                                    float *W, int64_t g0, int col0) {
     typedef rotq_factor_cols<ES> cols;
     const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
     const int mask = (1 << L) - 1;
     // B operand of tile nb: column col0 + 8nb + gq, rows 2tq, 2tq+1 (+8) of every k tile.
     uint32_t b[ROTQ_FACTOR_MAX_KT][cols::TERMS][cols::NB][2];
+    if (ES == 2 && L >= 4 && !a.signs) {
+        // 16 columns of one row block: one ldmatrix.x4.trans per k tile gives the
+        // four B fragments (k halves x column halves); rows >= K read a zero chunk.
+        const int gl = col0 >> L, j0 = col0 & mask;
+        const int mi = lane >> 3, r = lane & 7;
+#pragma unroll
+        for (int kt = 0; kt < ROTQ_FACTOR_MAX_KT; kt++) {
+            if (kt >= f.kt) break;
+            const int k = 16 * kt + 8 * (mi & 1) + r;
+            const unsigned e = (unsigned)(gl * a.n + (k << L) + j0 + 8 * (mi >> 1));
+            const char *row = k < f.k ? stg + rotq_chunk_swizzle(e >> 3) * 16 : zero16;
+            uint32_t q[4];
+            ptx_ldmatrix_x4_trans(q, ptx_smem_addr(row));
+            b[kt][0][0][0] = q[0];
+            b[kt][0][0][1] = q[1];
+            b[kt][0][cols::NB - 1][0] = q[2];
+            b[kt][0][cols::NB - 1][1] = q[3];
+        }
+    } else
 #pragma unroll
     for (int nb = 0; nb < cols::NB; nb++) {
         const int col = col0 + 8 * nb + gq;
@@ -210,9 +230,11 @@ __global__ void __launch_bounds__(ROTQ_FACTOR_THREADS, 1) rotq_had_factor_kernel
     extern __shared__ __align__(16) char rotq_fsmem[];
     const int G = f.groups_per_block;
     const size_t stage_bytes = rotq_factor_stage_bytes(G, a.n, ES);
+    const int stages = f.stages; // 2: prefetch the next tile; 1: rely on two blocks per SM
     uint32_t *afr = (uint32_t *)rotq_fsmem;
-    char *stage0 = rotq_fsmem + f.kt * f.kt * 512;
-    float *W = (float *)(stage0 + 2 * stage_bytes);
+    char *zero16 = rotq_fsmem + f.kt * f.kt * 512;
+    char *stage0 = zero16 + 128;
+    float *W = (float *)(stage0 + stages * stage_bytes);
     const int64_t ntiles = (a.groups + G - 1) / G;
     const unsigned sub = threadIdx.x / plan::SUB_THREADS;
     const unsigned tid = threadIdx.x % plan::SUB_THREADS;
@@ -220,21 +242,28 @@ __global__ void __launch_bounds__(ROTQ_FACTOR_THREADS, 1) rotq_had_factor_kernel
     const int ncols = G << L; // a multiple of cols::WIDTH (host)
 
     rotq_build_factor_frags(f, afr);
-    if ((int64_t)blockIdx.x < ntiles) rotq_fill_staging<ES>(a, (int64_t)blockIdx.x * G, G, stage0);
+    if (threadIdx.x < 8) ((uint4 *)zero16)[threadIdx.x] = make_uint4(0, 0, 0, 0);
+    if (stages == 2 && (int64_t)blockIdx.x < ntiles) rotq_fill_staging<ES>(a, (int64_t)blockIdx.x * G, G, stage0);
     ptx_cp_async_commit();
     int buf = 0;
-    for (int64_t tile = blockIdx.x; tile < ntiles; tile += gridDim.x, buf ^= 1) {
+    for (int64_t tile = blockIdx.x; tile < ntiles; tile += gridDim.x, buf ^= (stages - 1)) {
         __syncthreads(); // A fragments built; the previous tile's W and stage are free
-        if (tile + gridDim.x < ntiles)
-            rotq_fill_staging<ES>(a, (tile + gridDim.x) * G, G, stage0 + (buf ^ 1) * stage_bytes);
-        ptx_cp_async_commit();
-        ptx_cp_async_wait<1>();
+        if (stages == 2) {
+            if (tile + gridDim.x < ntiles)
+                rotq_fill_staging<ES>(a, (tile + gridDim.x) * G, G, stage0 + (buf ^ 1) * stage_bytes);
+            ptx_cp_async_commit();
+            ptx_cp_async_wait<1>();
+        } else {
+            rotq_fill_staging<ES>(a, tile * G, G, stage0);
+            ptx_cp_async_commit();
+            ptx_cp_async_wait<0>();
+        }
         __syncthreads();
         const char *stg = stage0 + buf * stage_bytes;
         const int64_t g0 = tile * G;
 
         for (int col0 = (threadIdx.x >> 5) * cols::WIDTH; col0 < ncols; col0 += (blockDim.x >> 5) * cols::WIDTH)
-            rotq_factor_columns<L, ES>(a, f, stg, afr, W, g0, col0);
+            rotq_factor_columns<L, ES>(a, f, stg, zero16, afr, W, g0, col0);
         __syncthreads();
 
         // Power-of-two phases over the K*G rows of 2^L now in W.

@@ -47,23 +47,34 @@ static rotq_status rotq_launch_pow2(const rotq_had_args &a, cudaStream_t stream,
     return rotq_cuda_check_launch();
 }
 
+// Shared memory of the factor kernel with `stages` staging buffers.
 template <int L, int ES>
-static rotq_status rotq_launch_factor(const rotq_had_args &a, const rotq_had_factor &f, cudaStream_t stream,
-                                      const rotq_cuda_device_info *dev) {
+static size_t rotq_factor_smem(const rotq_had_args &a, const rotq_had_factor &f, int stages) {
     typedef rotq_pow2_plan<L> plan;
-    static int occupancy[64]; // per device; 0 = not asked yet
-    const int G = f.groups_per_block;
-    const int64_t elems = (int64_t)G * a.n;
+    const int64_t elems = (int64_t)f.groups_per_block * a.n;
     const int64_t pass = (int64_t)plan::TILE * (ROTQ_FACTOR_THREADS / plan::SUB_THREADS); // W per pass
     const int64_t w_elems = (elems + pass - 1) / pass * pass;
-    const size_t smem = (size_t)f.kt * f.kt * 512 + 2 * rotq_factor_stage_bytes(G, a.n, ES) + (size_t)w_elems * 4;
+    return (size_t)f.kt * f.kt * 512 + 128 + stages * rotq_factor_stage_bytes(f.groups_per_block, a.n, ES) +
+           (size_t)w_elems * 4;
+}
+
+template <int L, int ES>
+static rotq_status rotq_launch_factor(const rotq_had_args &a, rotq_had_factor &f, cudaStream_t stream,
+                                      const rotq_cuda_device_info *dev) {
+    static int occupancy[2][64]; // per stage count and device; 0 = not asked yet
     const void *kernel = (const void *)rotq_had_factor_kernel<L, ES>;
+    // Two blocks per SM without prefetch beat one block with it: take the
+    // single stage when that is what lets a second block fit.
+    const size_t smem2 = rotq_factor_smem<L, ES>(a, f, 2), smem1 = rotq_factor_smem<L, ES>(a, f, 1);
+    const size_t per_sm = (size_t)dev->max_smem_optin + 1024;
+    f.stages = (per_sm / (smem2 + 1024) < 2 && per_sm / (smem1 + 1024) >= 2) || smem2 > (size_t)dev->max_smem_optin ? 1 : 2;
+    const size_t smem = f.stages == 2 ? smem2 : smem1;
     rotq_status st = rotq_set_smem(kernel, smem, dev);
     if (st != ROTQ_OK) return st;
     int device = 0;
     cudaGetDevice(&device);
-    const int64_t ntiles = (a.groups + G - 1) / G;
-    int64_t grid = rotq_persistent_blocks(kernel, ROTQ_FACTOR_THREADS, smem, &occupancy[device & 63], dev);
+    const int64_t ntiles = (a.groups + f.groups_per_block - 1) / f.groups_per_block;
+    int64_t grid = rotq_persistent_blocks(kernel, ROTQ_FACTOR_THREADS, smem, &occupancy[f.stages - 1][device & 63], dev);
     if (grid > ntiles) grid = ntiles;
     rotq_had_factor_kernel<L, ES><<<(unsigned)grid, ROTQ_FACTOR_THREADS, smem, stream>>>(a, f);
     return rotq_cuda_check_launch();
@@ -73,7 +84,7 @@ static rotq_status rotq_launch_factor(const rotq_had_args &a, const rotq_had_fac
 // sizes without a kernel.
 rotq_status rotq_dispatch_pow2_es2(int L, const rotq_had_args &a, cudaStream_t s, const rotq_cuda_device_info *d);
 rotq_status rotq_dispatch_pow2_es4(int L, const rotq_had_args &a, cudaStream_t s, const rotq_cuda_device_info *d);
-rotq_status rotq_dispatch_factor_es2(int L, const rotq_had_args &a, const rotq_had_factor &f, cudaStream_t s,
+rotq_status rotq_dispatch_factor_es2(int L, const rotq_had_args &a, rotq_had_factor &f, cudaStream_t s,
                                      const rotq_cuda_device_info *d);
-rotq_status rotq_dispatch_factor_es4(int L, const rotq_had_args &a, const rotq_had_factor &f, cudaStream_t s,
+rotq_status rotq_dispatch_factor_es4(int L, const rotq_had_args &a, rotq_had_factor &f, cudaStream_t s,
                                      const rotq_cuda_device_info *d);

@@ -218,10 +218,16 @@ __device__ __forceinline__ void rotq_store_small(const rotq_had_args &a, char *W
     }
 }
 
-// At most 64 registers, so that 1024 threads fit on an SM whatever the block
-// size (n <= 8192: four 256-thread blocks) and enough warps hide the latency.
+// Register caps, measured on the H100: n <= 1024 runs best with 64 registers
+// (four 256-thread blocks per SM), n = 2048..8192 with 128 (two blocks: the
+// three-phase kernels spill under 64), n >= 16384 has 64 by its block size.
+template <int L>
+struct rotq_pow2_min_blocks {
+    static constexpr int value = L >= 11 && L <= 13 ? 2 : 1024 / rotq_pow2_plan<L>::THREADS;
+};
+
 template <int L, int ES>
-__global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, 1024 / rotq_pow2_plan<L>::THREADS) rotq_had_pow2(rotq_had_args a) {
+__global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_pow2_min_blocks<L>::value) rotq_had_pow2(rotq_had_args a) {
     typedef rotq_pow2_plan<L> plan;
     typedef rotq_pow2_smem<L, ES> sm;
     extern __shared__ __align__(16) char rotq_smem[];

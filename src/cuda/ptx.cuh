@@ -58,3 +58,11 @@ __device__ __forceinline__ void ptx_mma_f16_16816(float d[4], const uint32_t a[4
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
+
+// Four transposed 8x8 b16 matrices from shared memory: lanes 8i..8i+7 give the
+// row addresses of matrix i; register i receives its mma B-operand fragment.
+__device__ __forceinline__ void ptx_ldmatrix_x4_trans(uint32_t r[4], uint32_t smem_addr) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(smem_addr));
+}
