@@ -56,12 +56,12 @@ typedef struct rotq__cpu_rot {
 rotq_status rotq__cpu_rot_init(rotq__cpu_rot *rot, const rotq__hadamard_plan *plan);
 void rotq__cpu_rot_free(rotq__cpu_rot *rot);
 
-/* parallel.c: 64-byte aligned host memory; NULL on failure or size overflow. */
+/* parallel.c: page-aligned host memory; NULL on failure or size overflow. */
 void *rotq__cpu_alloc(size_t bytes);
 /* Scratch for `threads` threads: one allocation, floats_per_thread each. */
 float *rotq__cpu_scratch(size_t floats_per_thread, int threads);
 void rotq__cpu_free(void *p);
-/* Floats rounded up to a whole number of 64-byte lines. */
+/* Floats rounded up to whole 4 KiB pages (per-thread buffer sizes). */
 size_t rotq__cpu_floats_padded(int64_t n);
 /* Threads to use for `items` independent work items of about `cost_per_item` flops each. */
 int rotq__cpu_threads(const rotq_exec *exec, int64_t items, double cost_per_item);

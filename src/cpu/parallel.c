@@ -13,9 +13,9 @@
 #define ROTQ_CPU_MAX_THREADS_PER_CORE 4
 
 void *rotq__cpu_alloc(size_t bytes) {
-    size_t rounded = (bytes + 63u) & ~(size_t)63u;
+    size_t rounded = (bytes + 4095u) & ~(size_t)4095u;
     if (rounded < bytes) return NULL;
-    return aligned_alloc(64, rounded ? rounded : 64u);
+    return aligned_alloc(4096, rounded ? rounded : 4096u);
 }
 
 float *rotq__cpu_scratch(size_t floats_per_thread, int threads) {
@@ -23,9 +23,14 @@ float *rotq__cpu_scratch(size_t floats_per_thread, int threads) {
     return rotq__cpu_alloc(floats_per_thread * (size_t)threads * sizeof(float));
 }
 
+size_t rotq__cpu_floats_padded(int64_t n) {
+    /* whole 4 KiB pages: threads' buffers never share a page, so one thread's
+       stream of writes does not pull the next thread's lines in (prefetchers) */
+    return ((size_t)n + 1023u) & ~(size_t)1023u;
+}
+
 void rotq__cpu_free(void *p) { free(p); }
 
-size_t rotq__cpu_floats_padded(int64_t n) { return ((size_t)n + 15u) & ~(size_t)15u; }
 
 int rotq__cpu_threads(const rotq_exec *exec, int64_t items, double cost_per_item) {
 #ifdef _OPENMP
