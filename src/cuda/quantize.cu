@@ -47,7 +47,7 @@ extern "C" rotq_status rotq__cuda_quantize(const rotq_exec *exec, const rotq_qua
     const uintptr_t qa = int4 ? 4 : 8;
     a.vec_q = rotq_q_aligned(q->data, qa) && (x->rows == 1 || a.q_stride % (int64_t)qa == 0);
     cudaStream_t stream = rotq_cuda_stream(exec);
-    if (!rotate) return rotq_q_launch_plain(p->kind, a, stream);
+    if (!rotate) return rotq_q_launch_plain(p->kind, a, stream, dev);
     a.signs = rotate->signs;
     a.vec_signs = rotate->signs && rotq_q_aligned(rotate->signs, 8);
     a.rot_scale = rotate->scale;

@@ -34,6 +34,13 @@ typedef struct rotq_q_args {
     int32_t rot_rows; // rows per block (a multiple of blockDim.x / team)
     int32_t w_stride; // floats between rows in W: cols rounded up to 8
     int32_t w_elems;  // floats of W: rot_rows * w_stride rounded up to max(2^log2n, 32)
+    // Tile kernels (quantize_tile.cuh).
+    int32_t kind;      // rotq_quant_kind (fused tile kernel: runtime switch)
+    int32_t nch;       // chunks of 8 per row
+    int32_t ts_log;    // team width log2
+    int32_t tile_rows; // rows per tile
+    int32_t passes;    // team passes per tile
+    int32_t cols_log;  // fused: log2(cols)
 } rotq_q_args;
 
 // ---- 8-element chunks ------------------------------------------------------

@@ -14,7 +14,7 @@ static inline int64_t rotq_q_pow2_ceil(int64_t v) {
 }
 
 // Quantize without rotation. a: everything but the rotation fields and team.
-rotq_status rotq_q_launch_plain(int kind, rotq_q_args a, cudaStream_t stream);
+rotq_status rotq_q_launch_plain(int kind, rotq_q_args a, cudaStream_t stream, const rotq_cuda_device_info *dev);
 
 // Fused power-of-two rotation + quantize. a: as for plain plus signs, rot_scale, log2n.
 rotq_status rotq_q_launch_rot(int kind, rotq_q_args a, cudaStream_t stream, const rotq_cuda_device_info *dev);

@@ -13,9 +13,43 @@
 // A row whose W does not fit the device's shared memory (more than about 54K
 // elements on H100, 39K on A100) returns ROTQ_ERR_NOT_SUPPORTED, as do rotations
 // with a factor K > 1 (not implemented on this path yet; see quantize.cu).
+//
+// Rows that are a power of two of 8 .. TILE_CTA elements with aligned rows and
+// codes take the pipelined tile kernels instead (quantize_rot_tile.cuh).
+#include "hadamard_io.cuh"
 #include "quantize_fwht.cuh"
 #include "quantize_launch.cuh"
 #include "quantize_row.cuh"
+
+rotq_status rotq_qt_rot_dispatch_es2(int L, const rotq_q_args &qa, const rotq_had_args &a, cudaStream_t s,
+                                     const rotq_cuda_device_info *d);
+rotq_status rotq_qt_rot_dispatch_es4(int L, const rotq_q_args &qa, const rotq_had_args &a, cudaStream_t s,
+                                     const rotq_cuda_device_info *d);
+
+// The tile path; ROTQ_ERR_NOT_SUPPORTED when the shape does not fit it.
+static rotq_status rotq_qt_rot_try(int kind, rotq_q_args a, cudaStream_t stream, const rotq_cuda_device_info *dev) {
+    const int64_t cols = a.cols;
+    if (!a.vec_x || !a.vec_q || cols < 8 || (cols & (cols - 1)) != 0 || a.rows < 1 || a.log2n > 15)
+        return ROTQ_ERR_NOT_SUPPORTED;
+    int cl = 0;
+    while ((INT64_C(1) << cl) < cols) cl++;
+    a.kind = kind;
+    a.cols_log = cl;
+    rotq_had_args h;
+    memset(&h, 0, sizeof h);
+    h.x = a.x;
+    h.x_stride = a.x_stride;
+    h.n = 1 << a.log2n;
+    h.blocks_per_row = cols >> a.log2n;
+    h.groups = a.rows * h.blocks_per_row;
+    h.in_dtype = a.in_dtype;
+    h.out_dtype = a.in_dtype;
+    h.scale = a.rot_scale;
+    h.signs = a.signs;
+    h.vec_in = 1;
+    return a.in_dtype == ROTQ_DTYPE_F32 ? rotq_qt_rot_dispatch_es4(a.log2n, a, h, stream, dev)
+                                        : rotq_qt_rot_dispatch_es2(a.log2n, a, h, stream, dev);
+}
 
 // Chunks of one row of W (row-local element offset off, a multiple of 8, so
 // the 8 elements of a chunk are 8 consecutive floats at rotq_q_pad(e0)).
@@ -118,6 +152,8 @@ static rotq_status rotq_q_set_smem(const void *kernel, size_t smem, const rotq_c
 }
 
 rotq_status rotq_q_launch_rot(int kind, rotq_q_args a, cudaStream_t stream, const rotq_cuda_device_info *dev) {
+    const rotq_status tst = rotq_qt_rot_try(kind, a, stream, dev);
+    if (tst != ROTQ_ERR_NOT_SUPPORTED) return tst;
     const int64_t n = (int64_t)1 << a.log2n;
     const int64_t ws = (a.cols + 7) / 8 * 8; // a multiple of n too: n | cols, and n < 8 divides 8
     const int64_t nch = ws / 8;

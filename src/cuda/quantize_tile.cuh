@@ -1,0 +1,228 @@
+// Tile epilogue of the fast quantize kernels (quantize_plain.cu, quantize_rot_tile.cuh):
+// a block holds a tile of whole rows in shared memory (the staged input, or the
+// rotated fp32 rows) and quantizes them.
+//
+// Rows are cut into chunks of 8 consecutive values. A team of TS = 2^ts_log
+// threads (1 .. blockDim.x) owns a row; thread t of the team takes chunks
+// t, t + TS, ... so the lanes of a warp read consecutive 16-byte pieces of
+// shared memory and write consecutive code words (8 bytes; 4 for int4).
+// Per-row kinds make two passes over shared memory (absmax, then codes); no
+// values are kept in registers between them. The arithmetic is the CPU
+// backend's (formats.h), as in quantize_row.cuh.
+//
+// The host (rotq_qt_team) sets: nch (chunks per row), ts_log, tile_rows (R),
+// passes (R / (blockDim.x / TS), at least 1: rows r = pass * teams + team).
+#pragma once
+#include "ptx.cuh"
+#include "quantize_row.cuh"
+
+// Lanes of this thread's team (TS < 32), or the whole warp.
+__device__ __forceinline__ unsigned rotq_qt_team_mask(unsigned ts) {
+    if (ts >= 32) return 0xffffffffu;
+    const unsigned lane = threadIdx.x & 31u;
+    return ((1u << ts) - 1u) << (lane & ~(ts - 1u));
+}
+
+// Team reductions. Every thread of the block calls them the same number of
+// times (teams wider than a warp go through red and two barriers).
+__device__ __forceinline__ float rotq_qt_team_max(float x, unsigned ts_log, uint32_t *red) {
+    const unsigned ts = 1u << ts_log;
+    const unsigned width = ts < 32 ? ts : 32;
+    const unsigned mask = rotq_qt_team_mask(ts);
+    for (unsigned o = width / 2; o > 0; o >>= 1) x = fmaxf(x, __shfl_xor_sync(mask, x, o));
+    if (ts <= 32) return x;
+    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = __float_as_uint(x);
+    __syncthreads();
+    const unsigned w0 = (threadIdx.x >> ts_log) << (ts_log - 5);
+    x = __uint_as_float(red[w0]);
+    for (unsigned w = 1; w < (ts >> 5); w++) x = fmaxf(x, __uint_as_float(red[w0 + w]));
+    __syncthreads(); // red is free again
+    return x;
+}
+
+// Wrapping int32 sum (the CPU backend's uint32 accumulation).
+__device__ __forceinline__ uint32_t rotq_qt_team_sum(uint32_t x, unsigned ts_log, uint32_t *red) {
+    const unsigned ts = 1u << ts_log;
+    const unsigned width = ts < 32 ? ts : 32;
+    const unsigned mask = rotq_qt_team_mask(ts);
+    for (unsigned o = width / 2; o > 0; o >>= 1) x += __shfl_xor_sync(mask, x, o);
+    if (ts <= 32) return x;
+    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = x;
+    __syncthreads();
+    const unsigned w0 = (threadIdx.x >> ts_log) << (ts_log - 5);
+    x = 0;
+    for (unsigned w = 0; w < (ts >> 5); w++) x += red[w0 + w];
+    __syncthreads();
+    return x;
+}
+
+// Source: the staged input (raw dtype; row r at r * row_bytes).
+template <int ES>
+struct rotq_qt_stage_src {
+    const char *base;
+    unsigned row_bytes;
+    int dtype;
+    __device__ __forceinline__ void load(unsigned r, unsigned c, float v[8]) const {
+        const char *p = base + r * row_bytes + c * (8u * ES);
+        if (ES == 4) {
+            const uint4 u0 = *(const uint4 *)p, u1 = *(const uint4 *)(p + 16);
+            v[0] = __uint_as_float(u0.x), v[1] = __uint_as_float(u0.y);
+            v[2] = __uint_as_float(u0.z), v[3] = __uint_as_float(u0.w);
+            v[4] = __uint_as_float(u1.x), v[5] = __uint_as_float(u1.y);
+            v[6] = __uint_as_float(u1.z), v[7] = __uint_as_float(u1.w);
+        } else {
+            const uint4 u = *(const uint4 *)p;
+            const uint32_t w[4] = {u.x, u.y, u.z, u.w};
+            if (dtype == ROTQ_DTYPE_F16) {
+#pragma unroll
+                for (int k = 0; k < 4; k++) {
+                    v[2 * k] = __half2float(__ushort_as_half((uint16_t)(w[k] & 0xffffu)));
+                    v[2 * k + 1] = __half2float(__ushort_as_half((uint16_t)(w[k] >> 16)));
+                }
+            } else {
+#pragma unroll
+                for (int k = 0; k < 4; k++) { // bf16 -> f32 is a shift
+                    v[2 * k] = __uint_as_float(w[k] << 16);
+                    v[2 * k + 1] = __uint_as_float(w[k] & 0xffff0000u);
+                }
+            }
+        }
+    }
+};
+
+// Source: rotated fp32 rows in W, element e at W[rotq_w_swizzle(e)] (the
+// Hadamard kernels' swizzle, linear over GF(2): 8 aligned consecutive
+// elements are base ^ i). Row r starts at element r << cols_log.
+struct rotq_qt_w_src {
+    const float *W;
+    unsigned cols_log;
+    __device__ __forceinline__ void load(unsigned r, unsigned c, float v[8]) const {
+        const unsigned e = (r << cols_log) + c * 8u;
+        const unsigned b = e ^ (((e >> 5) ^ (e >> 10) ^ (e >> 15)) & 31u); // rotq_w_swizzle(e)
+#pragma unroll
+        for (int i = 0; i < 8; i++) v[i] = W[b ^ (unsigned)i];
+    }
+};
+
+// Quantizes rows row0 .. row0 + rows_valid - 1 of the tile (tile row r = row
+// row0 + r). Rows r >= rows_valid are computed from clamped tile rows and not stored.
+template <int KIND, class SRC>
+__device__ __forceinline__ void rotq_qt_tile(const rotq_q_args &a, const SRC &src, int64_t row0,
+                                             unsigned rows_valid, uint32_t *red) {
+    typedef rotq_q_kind<KIND> K;
+    const unsigned ts_log = (unsigned)a.ts_log, TS = 1u << ts_log;
+    const unsigned team = threadIdx.x >> ts_log, t = threadIdx.x & (TS - 1u);
+    const unsigned teams = blockDim.x >> ts_log;
+    const unsigned nch = (unsigned)a.nch, R = (unsigned)a.tile_rows;
+    for (int pass = 0; pass < a.passes; pass++) {
+        const unsigned r = (unsigned)pass * teams + team;
+        const bool live = r < rows_valid;
+        const unsigned rs = r < R ? r : R - 1u;
+        const int64_t row = row0 + r;
+        float inv = 0.0f, scale = 0.0f;
+        if (K::PER_ROW) {
+            float am = 0.0f;
+            for (unsigned c = t; c < nch; c += TS) {
+                float v[8];
+                src.load(rs, c, v);
+#pragma unroll
+                for (int k = 0; k < 8; k++) am = rotq_absmax_update(am, v[k]);
+            }
+            am = rotq_qt_team_max(am, ts_log, red);
+            inv = rotq_quant_inv(am, K::QMAX);
+            scale = rotq_quant_scale(am, K::QMAX);
+        } else if (KIND == ROTQ_QUANT_FP8_TENSOR) {
+            inv = a.static_inv;
+        }
+        uint8_t *qrow = (uint8_t *)a.q + (live ? row : 0) * a.q_stride;
+        uint32_t sum = 0;
+        for (unsigned c = t; c < nch; c += TS) {
+            float v[8];
+            src.load(rs, c, v);
+            if (KIND == ROTQ_QUANT_INT4_GROUP) {
+                // Group absmax over the group / 8 aligned consecutive lanes that
+                // hold it (all make the same trips: nch and TS are multiples of it).
+                const unsigned lpg = (unsigned)a.group >> 3;
+                const unsigned gmask = rotq_qt_team_mask(lpg);
+                float gm = 0.0f;
+#pragma unroll
+                for (int k = 0; k < 8; k++) gm = rotq_absmax_update(gm, v[k]);
+                for (unsigned o = lpg >> 1; o > 0; o >>= 1) gm = fmaxf(gm, __shfl_xor_sync(gmask, gm, o));
+                const float ginv = rotq_quant_inv(gm, ROTQ_I4_QMAX);
+                if (live && (c & (lpg - 1u)) == 0)
+                    a.scales[row * a.groups_per_row + (c >> (a.group_shift - 3))] = rotq_quant_scale(gm, ROTQ_I4_QMAX);
+                uint32_t packed = 0;
+#pragma unroll
+                for (int k = 0; k < 4; k++)
+                    packed |= (uint32_t)rotq_i4_pack(rotq_quant_i4(v[2 * k] * ginv), rotq_quant_i4(v[2 * k + 1] * ginv))
+                              << (8 * k);
+                if (live) *(uint32_t *)(qrow + c * 4u) = packed;
+            } else {
+                uint32_t lo = 0, hi = 0;
+#pragma unroll
+                for (int k = 0; k < 8; k++) {
+                    uint32_t b;
+                    if (K::FP8) {
+                        b = rotq_f32_to_fp8_e4m3(v[k] * inv);
+                    } else {
+                        const int8_t s = rotq_quant_i8(v[k] * inv);
+                        sum += (uint32_t)(int32_t)s;
+                        b = (uint8_t)s;
+                    }
+                    if (k < 4)
+                        lo |= b << (8 * k);
+                    else
+                        hi |= b << (8 * (k - 4));
+                }
+                if (live) *(uint2 *)(qrow + c * 8u) = make_uint2(lo, hi);
+            }
+        }
+        if (K::PER_ROW && live && t == 0) a.scales[row] = scale;
+        if (KIND == ROTQ_QUANT_INT8_ROW && a.row_sums) {
+            sum = rotq_qt_team_sum(sum, ts_log, red);
+            if (live && t == 0) a.row_sums[row] = (int32_t)sum;
+        }
+    }
+}
+
+// ---- host side -----------------------------------------------------------------
+
+// Team width for rows of nch chunks on a block of `threads`: about 4 chunks per
+// thread per row, at least the lanes of an int4 group (lpg; 1 otherwise).
+static inline int rotq_qt_ts_log(int64_t nch, int threads, int lpg) {
+    int64_t want = (nch + 3) / 4;
+    int lg = 0;
+    while ((1ll << lg) < want) lg++;
+    while ((1 << lg) < lpg) lg++;
+    while ((1 << lg) > threads) lg--;
+    return lg;
+}
+
+// Blocks of a persistent kernel per SM for (kernel, dynamic smem), cached per
+// device as smem << 32 | blocks (a new smem value asks again).
+static inline int rotq_qt_per_sm(const void *kernel, int threads, size_t smem, unsigned long long *cache) {
+    const unsigned long long c = __atomic_load_n(cache, __ATOMIC_RELAXED);
+    if (c != 0 && (c >> 32) == (unsigned long long)smem) return (int)(c & 0xffffffffu);
+    int per_sm = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem) != cudaSuccess || per_sm <= 0) {
+        cudaGetLastError();
+        per_sm = 1;
+    }
+    __atomic_store_n(cache, ((unsigned long long)smem << 32) | (unsigned)per_sm, __ATOMIC_RELAXED);
+    return per_sm;
+}
+
+// Dynamic shared memory above 48 KB needs the opt-in; every call sets the
+// same value (the device maximum), once per (kernel, device).
+static inline rotq_status rotq_qt_smem_optin(const void *kernel, size_t smem, int *done,
+                                             const rotq_cuda_device_info *dev) {
+    const size_t limit = (size_t)dev->max_smem_optin - 1024; // room for the static scratch
+    if (smem > limit) return ROTQ_ERR_NOT_SUPPORTED;
+    if (smem <= 48 * 1024 || __atomic_load_n(done, __ATOMIC_RELAXED)) return ROTQ_OK;
+    if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)limit) != cudaSuccess) {
+        cudaGetLastError();
+        return ROTQ_ERR_CUDA;
+    }
+    __atomic_store_n(done, 1, __ATOMIC_RELAXED);
+    return ROTQ_OK;
+}
