@@ -2,8 +2,8 @@
  * The float32 transform of one block, header-only so that each backend driver
  * (compiled per ISA level, see ROTQ_CPU_CLONES) inlines it whole:
  * y = (H_K (x) H_P) x with x[k*P + j], P = 2^m. The Sylvester part is an
- * in-place iterative FWHT (first three stages inside 8-float vectors, the rest
- * as radix-8/4/2 passes over contiguous runs); the factor step is a small dense
+ * in-place iterative FWHT (first four stages on 16-float chunks in registers,
+ * the rest as radix-8/4/2 passes over contiguous runs); the factor step is a small dense
  * +-1 matrix product over register tiles of the contiguous j index.
  * Include only from the CPU backend sources.
  */
@@ -26,18 +26,39 @@ typedef int32_t rotq__v8si __attribute__((vector_size(32)));
 #define ROTQ_SHUF8_(v, a, b, c, d, e, f, g, h) __builtin_shuffle(v, (rotq__v8si){a, b, c, d, e, f, g, h})
 #endif
 
-/* Stages h = 1, 2, 4 on every 8-float chunk: out = partner(v) + sign_h * v. */
-static inline void fwht_base8(float *restrict x, int64_t n) {
+/* Stages h = 1, 2, 4 inside one 8-float vector: out = partner(v) + sign_h * v. */
+static inline void fwht8_vec(rotq__v8sf *p) { /* by pointer: no vector-ABI warnings */
     const rotq__v8sf s1 = {1, -1, 1, -1, 1, -1, 1, -1};
     const rotq__v8sf s2 = {1, 1, -1, -1, 1, 1, -1, -1};
     const rotq__v8sf s4 = {1, 1, 1, 1, -1, -1, -1, -1};
+    rotq__v8sf v = *p;
+    v = ROTQ_SHUF8_(v, 1, 0, 3, 2, 5, 4, 7, 6) + s1 * v;
+    v = ROTQ_SHUF8_(v, 2, 3, 0, 1, 6, 7, 4, 5) + s2 * v;
+    v = ROTQ_SHUF8_(v, 4, 5, 6, 7, 0, 1, 2, 3) + s4 * v;
+    *p = v;
+}
+
+/* Stages h = 1, 2, 4 on every 8-float chunk (n a multiple of 8). */
+static inline void fwht_base8(float *restrict x, int64_t n) {
     for (int64_t i = 0; i < n; i += 8) {
         rotq__v8sf v;
         memcpy(&v, x + i, sizeof v);
-        v = ROTQ_SHUF8_(v, 1, 0, 3, 2, 5, 4, 7, 6) + s1 * v;
-        v = ROTQ_SHUF8_(v, 2, 3, 0, 1, 6, 7, 4, 5) + s2 * v;
-        v = ROTQ_SHUF8_(v, 4, 5, 6, 7, 0, 1, 2, 3) + s4 * v;
+        fwht8_vec(&v);
         memcpy(x + i, &v, sizeof v);
+    }
+}
+
+/* Stages h = 1, 2, 4, 8 on every 16-float chunk (n a multiple of 16). */
+static inline void fwht_base16(float *restrict x, int64_t n) {
+    for (int64_t i = 0; i < n; i += 16) {
+        rotq__v8sf lo, hi;
+        memcpy(&lo, x + i, sizeof lo);
+        memcpy(&hi, x + i + 8, sizeof hi);
+        fwht8_vec(&lo);
+        fwht8_vec(&hi);
+        const rotq__v8sf sum = lo + hi, dif = lo - hi;
+        memcpy(x + i, &sum, sizeof sum);
+        memcpy(x + i + 8, &dif, sizeof dif);
     }
 }
 #else
@@ -52,62 +73,77 @@ static inline void fwht_base8(float *restrict x, int64_t n) {
         p[4] = c0 - c4, p[5] = c1 - c5, p[6] = c2 - c6, p[7] = c3 - c7;
     }
 }
+
+static inline void fwht_base16(float *restrict x, int64_t n) {
+    fwht_base8(x, n);
+    for (int64_t i = 0; i < n; i += 16)
+        for (int64_t j = i; j < i + 8; ++j) {
+            float u = x[j], v = x[j + 8];
+            x[j] = u + v;
+            x[j + 8] = u - v;
+        }
+}
 #endif
 
 /*
  * The butterfly runs take their rows as restrict parameters (GCC ignores
- * block-scope restrict), so the j loops vectorize without alias checks.
+ * block-scope restrict) and walk them in fixed 16-float chunks (h is a
+ * multiple of 16 after the base stages), so they vectorize without alias
+ * checks or epilogues, at -O2 as well as at -O3.
  */
+#define ROTQ_FWHT_CHUNK 16
+
 static inline void bfly2(float *restrict a, float *restrict b, int64_t h) {
-    for (int64_t j = 0; j < h; ++j) {
-        float u = a[j], v = b[j];
-        a[j] = u + v;
-        b[j] = u - v;
-    }
+    for (int64_t j0 = 0; j0 < h; j0 += ROTQ_FWHT_CHUNK)
+        for (int64_t j = j0; j < j0 + ROTQ_FWHT_CHUNK; ++j) {
+            float u = a[j], v = b[j];
+            a[j] = u + v;
+            b[j] = u - v;
+        }
 }
 
 static inline void bfly4(float *restrict a, float *restrict b, float *restrict c, float *restrict d, int64_t h) {
-    for (int64_t j = 0; j < h; ++j) {
-        float u0 = a[j], u1 = b[j], u2 = c[j], u3 = d[j];
-        float v0 = u0 + u1, v1 = u0 - u1, v2 = u2 + u3, v3 = u2 - u3;
-        a[j] = v0 + v2;
-        b[j] = v1 + v3;
-        c[j] = v0 - v2;
-        d[j] = v1 - v3;
-    }
+    for (int64_t j0 = 0; j0 < h; j0 += ROTQ_FWHT_CHUNK)
+        for (int64_t j = j0; j < j0 + ROTQ_FWHT_CHUNK; ++j) {
+            float u0 = a[j], u1 = b[j], u2 = c[j], u3 = d[j];
+            float v0 = u0 + u1, v1 = u0 - u1, v2 = u2 + u3, v3 = u2 - u3;
+            a[j] = v0 + v2;
+            b[j] = v1 + v3;
+            c[j] = v0 - v2;
+            d[j] = v1 - v3;
+        }
 }
 
 static inline void bfly8(float *restrict a0, float *restrict a1, float *restrict a2, float *restrict a3,
                          float *restrict a4, float *restrict a5, float *restrict a6, float *restrict a7, int64_t h) {
-    for (int64_t j = 0; j < h; ++j) {
-        float u0 = a0[j], u1 = a1[j], u2 = a2[j], u3 = a3[j];
-        float u4 = a4[j], u5 = a5[j], u6 = a6[j], u7 = a7[j];
-        float v0 = u0 + u1, v1 = u0 - u1, v2 = u2 + u3, v3 = u2 - u3;
-        float v4 = u4 + u5, v5 = u4 - u5, v6 = u6 + u7, v7 = u6 - u7;
-        float w0 = v0 + v2, w1 = v1 + v3, w2 = v0 - v2, w3 = v1 - v3;
-        float w4 = v4 + v6, w5 = v5 + v7, w6 = v4 - v6, w7 = v5 - v7;
-        a0[j] = w0 + w4;
-        a1[j] = w1 + w5;
-        a2[j] = w2 + w6;
-        a3[j] = w3 + w7;
-        a4[j] = w0 - w4;
-        a5[j] = w1 - w5;
-        a6[j] = w2 - w6;
-        a7[j] = w3 - w7;
-    }
+    for (int64_t j0 = 0; j0 < h; j0 += ROTQ_FWHT_CHUNK)
+        for (int64_t j = j0; j < j0 + ROTQ_FWHT_CHUNK; ++j) {
+            float u0 = a0[j], u1 = a1[j], u2 = a2[j], u3 = a3[j];
+            float u4 = a4[j], u5 = a5[j], u6 = a6[j], u7 = a7[j];
+            float v0 = u0 + u1, v1 = u0 - u1, v2 = u2 + u3, v3 = u2 - u3;
+            float v4 = u4 + u5, v5 = u4 - u5, v6 = u6 + u7, v7 = u6 - u7;
+            float w0 = v0 + v2, w1 = v1 + v3, w2 = v0 - v2, w3 = v1 - v3;
+            float w4 = v4 + v6, w5 = v5 + v7, w6 = v4 - v6, w7 = v5 - v7;
+            a0[j] = w0 + w4;
+            a1[j] = w1 + w5;
+            a2[j] = w2 + w6;
+            a3[j] = w3 + w7;
+            a4[j] = w0 - w4;
+            a5[j] = w1 - w5;
+            a6[j] = w2 - w6;
+            a7[j] = w3 - w7;
+        }
 }
 
-/* One radix-2 stage of half-width h. */
+/* Stage(s) starting at half-width h (a multiple of 16): radix 2, 4 or 8 passes. */
 static inline void fwht_r2(float *x, int64_t n, int64_t h) {
     for (int64_t i = 0; i < n; i += 2 * h) bfly2(x + i, x + i + h, h);
 }
 
-/* Stages h and 2h in one pass. */
 static inline void fwht_r4(float *x, int64_t n, int64_t h) {
     for (int64_t i = 0; i < n; i += 4 * h) bfly4(x + i, x + i + h, x + i + 2 * h, x + i + 3 * h, h);
 }
 
-/* Stages h, 2h and 4h in one pass. */
 static inline void fwht_r8(float *x, int64_t n, int64_t h) {
     for (int64_t i = 0; i < n; i += 8 * h) {
         float *a = x + i;
@@ -115,15 +151,30 @@ static inline void fwht_r8(float *x, int64_t n, int64_t h) {
     }
 }
 
+/* Sizes 1, 2 and 4: plain radix-2 stages. */
+static inline void fwht_tiny(float *x, int64_t n) {
+    for (int64_t h = 1; h < n; h *= 2)
+        for (int64_t i = 0; i < n; i += 2 * h)
+            for (int64_t j = i; j < i + h; ++j) {
+                float u = x[j], v = x[j + h];
+                x[j] = u + v;
+                x[j + h] = u - v;
+            }
+}
+
 static inline void fwht(float *x, int m) {
-    int64_t n = (int64_t)1 << m;
-    int64_t h = 1;
-    int left = m;
-    if (m >= 3) {
-        fwht_base8(x, n);
-        h = 8;
-        left = m - 3;
+    const int64_t n = (int64_t)1 << m;
+    if (m < 3) {
+        fwht_tiny(x, n);
+        return;
     }
+    if (m == 3) {
+        fwht_base8(x, n);
+        return;
+    }
+    fwht_base16(x, n);
+    int64_t h = 16;
+    int left = m - 4;
     while (left >= 3) {
         fwht_r8(x, n, h);
         h *= 8;
