@@ -274,7 +274,7 @@ __global__ void __launch_bounds__(ROTQ_FACTOR_THREADS, 1) rotq_had_factor_kernel
 #pragma unroll
             for (int r = 0; r < 32; r++) v[r] = sub_base < total ? W[base ^ rotq_w_swizzle((unsigned)r)] : 0.0f;
             rotq_phase<L>(0, v);
-            rotq_pow2_phases<L, true>(a, W, sub_base, tid, sub_base, total, f.k, g0, v, nullptr);
+            rotq_pow2_phases<L, true>(a, W, sub_base, tid, sub_base, total, f.k, g0, v);
         }
     }
     ptx_cp_async_wait<0>();

@@ -31,16 +31,6 @@ __device__ __forceinline__ void rotq_subtile_sync(void) {
         __syncthreads();
 }
 
-// Output element e (block-local) of a tile, staged in shared memory in the
-// output dtype: 16-byte chunks, chunk-swizzled, so that the copy-out below reads
-// whole chunks without bank conflicts.
-__device__ __forceinline__ void rotq_stage_out(char *W, unsigned e, int out_dtype, float v) {
-    if (out_dtype == ROTQ_DTYPE_F32)
-        ((float *)W)[rotq_chunk_swizzle(e / 4) * 4 + e % 4] = v;
-    else
-        ((uint16_t *)W)[rotq_chunk_swizzle(e / 8) * 8 + e % 8] = rotq_to_16(v, out_dtype);
-}
-
 // Element offset in y of column 0 of "row" R of a tile sequence, and whether R
 // exists. Power-of-two kernels: R is a row block of 2^L. Factor kernels (KF):
 // R indexes the K*G rows of 2^L that a block holds in W, G row blocks of
@@ -64,8 +54,7 @@ __device__ __forceinline__ int64_t rotq_row_offset(const rotq_had_args &a, int64
 // lanes holding consecutive columns, so warp stores coalesce.
 template <int L, bool KF>
 __device__ __forceinline__ void rotq_pow2_phases(const rotq_had_args &a, float *W, unsigned sub_base, unsigned tid,
-                                                 int64_t e_tile, int64_t total, int32_t k, int64_t g0, float v[32],
-                                                 char *out_stage) {
+                                                 int64_t e_tile, int64_t total, int32_t k, int64_t g0, float v[32]) {
     typedef rotq_pow2_plan<L> plan;
 #pragma unroll
     for (int p = 1; p < plan::PHASES; p++) {
@@ -79,17 +68,6 @@ __device__ __forceinline__ void rotq_pow2_phases(const rotq_had_args &a, float *
         rotq_phase<L>(p, v);
         // No barrier before the next phase's writes: each thread writes back
         // exactly the W slots it has just read.
-    }
-    if (!KF && out_stage) {
-        // Vector output: stage the tile in the output dtype (W is free once every
-        // thread has read its last values), the caller copies it out.
-        constexpr int lo_last = plan::lo(plan::PHASES - 1);
-        const unsigned e0 = sub_base | rotq_phase_dep(tid, lo_last);
-        __syncthreads();
-#pragma unroll
-        for (int r = 0; r < 32; r++) rotq_stage_out(out_stage, e0 | ((unsigned)r << lo_last), a.out_dtype, v[r] * a.scale);
-        __syncthreads();
-        return;
     }
     // Store. The 5 register bits of the last phase are column bits lo..L-1 and
     // then (only when a subtile holds several rows) row bits: one offset per
@@ -188,34 +166,9 @@ __device__ __forceinline__ void rotq_read_stage32(const char *stage, unsigned lo
     }
 }
 
-// Copies a staged output tile to global memory: every warp instruction writes
-// 512 contiguous bytes (16 per lane). Requires a.vec_out. A partial last chunk
-// (packed tiny rows) is written element by element.
-template <int L>
-__device__ __forceinline__ void rotq_copy_out(const rotq_had_args &a, const char *W, int tile_cta, int64_t e_first,
-                                              int64_t total) {
-    const int64_t mask = (1 << L) - 1;
-    const int os = a.out_dtype == ROTQ_DTYPE_F32 ? 4 : 2, per = 16 / os;
-    for (int c = threadIdx.x; c < tile_cta / per; c += blockDim.x) {
-        const int64_t e = e_first + (int64_t)c * per;
-        const char *src = W + rotq_chunk_swizzle((unsigned)c) * 16;
-        if (e + per <= total) {
-            ptx_st_stream_16((char *)a.y + (rotq_group_base(a, e >> L, a.y_stride) + (e & mask)) * os,
-                             *(const uint4 *)src);
-        } else {
-            for (int i = 0; e + i < total; i++) {
-                const int64_t off = rotq_group_base(a, (e + i) >> L, a.y_stride) + ((e + i) & mask);
-                if (os == 4)
-                    ((uint32_t *)a.y)[off] = ((const uint32_t *)src)[i];
-                else
-                    ((uint16_t *)a.y)[off] = ((const uint16_t *)src)[i];
-            }
-        }
-    }
-}
-
 // Single-phase sizes (n <= 32): a thread's 32 values are whole row blocks.
-// With vector output they go out through shared memory; otherwise element stores.
+// With vector output the results go through shared memory (W) so that the
+// global stores are 16-byte and lane-contiguous; otherwise element stores.
 template <int L>
 __device__ __forceinline__ void rotq_store_small(const rotq_had_args &a, char *W, int tile_cta, int64_t e_first,
                                                  unsigned local0, int64_t total, float v[32]) {
@@ -228,10 +181,41 @@ __device__ __forceinline__ void rotq_store_small(const rotq_had_args &a, char *W
         }
         return;
     }
+    const int os = a.out_dtype == ROTQ_DTYPE_F32 ? 4 : 2, per = 16 / os;
 #pragma unroll
-    for (int r = 0; r < 32; r++) rotq_stage_out(W, local0 + r, a.out_dtype, v[r]);
+    for (int i = 0; i < 8; i++) {
+        if (i * per >= 32) break;
+        uint4 u;
+        if (os == 4) {
+            u = make_uint4(__float_as_uint(v[4 * i]), __float_as_uint(v[4 * i + 1]), __float_as_uint(v[4 * i + 2]),
+                           __float_as_uint(v[4 * i + 3]));
+        } else {
+            uint32_t w[4];
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+                w[j] = (uint32_t)rotq_to_16(v[8 * i + 2 * j], a.out_dtype) |
+                       ((uint32_t)rotq_to_16(v[8 * i + 2 * j + 1], a.out_dtype) << 16);
+            u = make_uint4(w[0], w[1], w[2], w[3]);
+        }
+        *(uint4 *)(W + rotq_chunk_swizzle(local0 / per + i) * 16) = u;
+    }
     __syncthreads();
-    rotq_copy_out<L>(a, W, tile_cta, e_first, total);
+    for (int c = threadIdx.x; c < tile_cta / per; c += blockDim.x) {
+        const int64_t e = e_first + (int64_t)c * per;
+        const char *src = W + rotq_chunk_swizzle((unsigned)c) * 16;
+        if (e + per <= total) {
+            ptx_st_stream_16((char *)a.y + (rotq_group_base(a, e >> L, a.y_stride) + (e & mask)) * os,
+                             *(const uint4 *)src);
+        } else {
+            for (int i = 0; e + i < total; i++) { // the tail: a partial chunk
+                const int64_t off = rotq_group_base(a, (e + i) >> L, a.y_stride) + ((e + i) & mask);
+                if (os == 4)
+                    ((uint32_t *)a.y)[off] = ((const uint32_t *)src)[i];
+                else
+                    ((uint16_t *)a.y)[off] = ((const uint16_t *)src)[i];
+            }
+        }
+    }
 }
 
 // Register caps, measured on the H100: n <= 1024 runs best with 64 registers
@@ -289,11 +273,8 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_pow2_min_bloc
 #pragma unroll
             for (int r = 0; r < 32; r++) v[r] *= a.scale;
             rotq_store_small<L>(a, W, sm::TILE_CTA, e_first, local0, total, v);
-        } else if (a.vec_out) {
-            rotq_pow2_phases<L, false>(a, (float *)W, sub_base, tid, e_first + sub_base, total, 1, 0, v, W);
-            rotq_copy_out<L>(a, W, sm::TILE_CTA, e_first, total);
         } else {
-            rotq_pow2_phases<L, false>(a, (float *)W, sub_base, tid, e_first + sub_base, total, 1, 0, v, nullptr);
+            rotq_pow2_phases<L, false>(a, (float *)W, sub_base, tid, e_first + sub_base, total, 1, 0, v);
         }
     }
     ptx_cp_async_wait<0>();
