@@ -16,6 +16,13 @@
 #include "ptx.cuh"
 #include "quantize_row.cuh"
 
+// rotq_absmax_update (formats.h) in three instructions: the max of the finite
+// |v| (am >= 0, so a NaN or infinite v, mapped to 0, leaves am as it is).
+__device__ __forceinline__ float rotq_qt_absmax(float am, float v) {
+    const float a = fabsf(v);
+    return fmaxf(am, a < INFINITY ? a : 0.0f);
+}
+
 // Lanes of this thread's team (TS < 32), or the whole warp.
 __device__ __forceinline__ unsigned rotq_qt_team_mask(unsigned ts) {
     if (ts >= 32) return 0xffffffffu;
@@ -126,7 +133,7 @@ __device__ __forceinline__ void rotq_qt_tile(const rotq_q_args &a, const SRC &sr
                 float v[8];
                 src.load(rs, c, v);
 #pragma unroll
-                for (int k = 0; k < 8; k++) am = rotq_absmax_update(am, v[k]);
+                for (int k = 0; k < 8; k++) am = rotq_qt_absmax(am, v[k]);
             }
             am = rotq_qt_team_max(am, ts_log, red);
             inv = rotq_quant_inv(am, K::QMAX);
@@ -146,7 +153,7 @@ __device__ __forceinline__ void rotq_qt_tile(const rotq_q_args &a, const SRC &sr
                 const unsigned gmask = rotq_qt_team_mask(lpg);
                 float gm = 0.0f;
 #pragma unroll
-                for (int k = 0; k < 8; k++) gm = rotq_absmax_update(gm, v[k]);
+                for (int k = 0; k < 8; k++) gm = rotq_qt_absmax(gm, v[k]);
                 for (unsigned o = lpg >> 1; o > 0; o >>= 1) gm = fmaxf(gm, __shfl_xor_sync(gmask, gm, o));
                 const float ginv = rotq_quant_inv(gm, ROTQ_I4_QMAX);
                 if (live && (c & (lpg - 1u)) == 0)
@@ -218,7 +225,8 @@ static inline rotq_status rotq_qt_smem_optin(const void *kernel, size_t smem, in
                                              const rotq_cuda_device_info *dev) {
     const size_t limit = (size_t)dev->max_smem_optin - 1024; // room for the static scratch
     if (smem > limit) return ROTQ_ERR_NOT_SUPPORTED;
-    if (smem <= 48 * 1024 || __atomic_load_n(done, __ATOMIC_RELAXED)) return ROTQ_OK;
+    // 48 KB is the limit for static + dynamic without the opt-in (the kernels have 128 bytes of static red).
+    if (smem + 1024 <= 48 * 1024 || __atomic_load_n(done, __ATOMIC_RELAXED)) return ROTQ_OK;
     if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)limit) != cudaSuccess) {
         cudaGetLastError();
         return ROTQ_ERR_CUDA;
