@@ -1,12 +1,44 @@
 // Host side of the CUDA Hadamard transform: picks the kernel for the size,
 // checks what vector access the pointers and strides allow, launches.
 // Arguments were validated by the API layer (src/api/hadamard.c).
+#include <math.h>
 #include <string.h>
 
+#include "hadamard_kcols.cuh"
 #include "hadamard_launch.cuh"
 
 static int rotq_dtype_size(int dtype) { return dtype == ROTQ_DTYPE_F32 ? 4 : 2; }
 static int rotq_aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
+
+// n = K * 2^L too large for one pass through shared memory (n > 32768): the
+// power-of-two kernel over blocks of 2^L (orthonormal, signs applied) writes y,
+// then the column-tile pass applies H_K in place with the remaining scale. y's
+// dtype holds the intermediate: for 16-bit outputs one extra rounding.
+static rotq_status rotq_hadamard_two_pass(const rotq_had_args &a, const rotq__hadamard_plan *plan, rotq_had_factor &f,
+                                          int out_rows_aligned, cudaStream_t stream, const rotq_cuda_device_info *dev) {
+    const int L = plan->log2_pow2, os = rotq_dtype_size(a.out_dtype);
+    if ((1 << L) < ROTQ_KCOLS_WIDTH) return ROTQ_ERR_NOT_SUPPORTED;
+    const float pow2_scale = (float)(1.0 / sqrt((double)(1 << L)));
+    rotq_had_args p1 = a;
+    p1.n = 1 << L;
+    p1.blocks_per_row = a.blocks_per_row * plan->k;
+    p1.groups = a.groups * plan->k;
+    p1.scale = pow2_scale;
+    p1.vec_in = (int)(((uintptr_t)a.x & 15u) == 0 && (a.x_stride * rotq_dtype_size(a.in_dtype)) % 16 == 0);
+    p1.vec_out = 0;
+    rotq_status st = rotq_dtype_size(a.in_dtype) == 4 ? rotq_dispatch_pow2_es4(L, p1, stream, dev)
+                                                      : rotq_dispatch_pow2_es2(L, p1, stream, dev);
+    if (st != ROTQ_OK) return st;
+    rotq_had_args p2 = a;
+    p2.x = a.y;
+    p2.x_stride = a.y_stride;
+    p2.in_dtype = a.out_dtype;
+    p2.signs = NULL;
+    p2.scale = plan->scale / pow2_scale;
+    p2.vec_in = out_rows_aligned;
+    f.f16_mma = a.out_dtype == ROTQ_DTYPE_F16;
+    return rotq_launch_kcols(os, p2, L, f, stream, dev);
+}
 
 extern "C" rotq_status rotq__cuda_hadamard(const rotq_exec *exec, const rotq__hadamard_plan *plan,
                                            const rotq_matrix *x, const rotq_matrix *y) {
@@ -57,6 +89,8 @@ extern "C" rotq_status rotq__cuda_hadamard(const rotq_exec *exec, const rotq__ha
     fl.groups_per_block = G;
     a.vec_in = in_rows_aligned;
     a.vec_out = 0;
-    return es == 4 ? rotq_dispatch_factor_es4(L, a, fl, stream, dev)
-                   : rotq_dispatch_factor_es2(L, a, fl, stream, dev);
+    rotq_status st1 = es == 4 ? rotq_dispatch_factor_es4(L, a, fl, stream, dev)
+                              : rotq_dispatch_factor_es2(L, a, fl, stream, dev);
+    if (st1 != ROTQ_ERR_NOT_SUPPORTED) return st1;
+    return rotq_hadamard_two_pass(a, plan, fl, out_rows_aligned, stream, dev);
 }

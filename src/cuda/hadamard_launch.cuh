@@ -88,3 +88,7 @@ rotq_status rotq_dispatch_factor_es2(int L, const rotq_had_args &a, rotq_had_fac
                                      const rotq_cuda_device_info *d);
 rotq_status rotq_dispatch_factor_es4(int L, const rotq_had_args &a, rotq_had_factor &f, cudaStream_t s,
                                      const rotq_cuda_device_info *d);
+// Second pass of the two-pass transform for n = K * 2^L > 32768 (hadamard_kcols.cuh):
+// H_K applied in place to y, whose element size is es.
+rotq_status rotq_launch_kcols(int es, const rotq_had_args &a, int L, const rotq_had_factor &f, cudaStream_t s,
+                              const rotq_cuda_device_info *d);

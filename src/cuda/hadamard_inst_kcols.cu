@@ -1,0 +1,25 @@
+// The column-tile K pass of the two-pass Hadamard (n = K * 2^L > 32768).
+#include "hadamard_kcols.cuh"
+#include "hadamard_launch.cuh"
+
+template <int ES>
+static rotq_status rotq_launch_kcols_es(const rotq_had_args &a, int L, const rotq_had_factor &f, cudaStream_t stream,
+                                        const rotq_cuda_device_info *dev) {
+    static int occupancy[64]; // per device; 0 = not asked yet
+    const void *kernel = (const void *)rotq_had_kcols<ES>;
+    const size_t smem = rotq_kcols_smem(f.kt, f.k, ES);
+    rotq_status st = rotq_set_smem(kernel, smem, dev);
+    if (st != ROTQ_OK) return st;
+    int device = 0;
+    cudaGetDevice(&device);
+    const int64_t ntiles = a.groups * (((int64_t)1 << L) / ROTQ_KCOLS_WIDTH);
+    int64_t grid = rotq_persistent_blocks(kernel, ROTQ_KCOLS_THREADS, smem, &occupancy[device & 63], dev);
+    if (grid > ntiles) grid = ntiles;
+    rotq_had_kcols<ES><<<(unsigned)grid, ROTQ_KCOLS_THREADS, smem, stream>>>(a, L, f);
+    return rotq_cuda_check_launch();
+}
+
+rotq_status rotq_launch_kcols(int es, const rotq_had_args &a, int L, const rotq_had_factor &f, cudaStream_t s,
+                              const rotq_cuda_device_info *d) {
+    return es == 4 ? rotq_launch_kcols_es<4>(a, L, f, s, d) : rotq_launch_kcols_es<2>(a, L, f, s, d);
+}
