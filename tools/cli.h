@@ -17,11 +17,13 @@ int cli_cmd_info(int argc, char **argv);
 int cli_cmd_check(int argc, char **argv);
 int cli_cmd_bench(int argc, char **argv);
 int cli_cmd_demo(int argc, char **argv);
+int cli_cmd_accuracy(int argc, char **argv);
 
 void cli_usage_info(FILE *f);
 void cli_usage_check(FILE *f);
 void cli_usage_bench(FILE *f);
 void cli_usage_demo(FILE *f);
+void cli_usage_accuracy(FILE *f);
 
 /* Prints "rotq <cmd>: error: <message>", then the command's usage, to stderr;
    returns CLI_EXIT_USAGE. */

@@ -1,6 +1,6 @@
 /*
  * rotq: the command-line tool.
- *   rotq info | check | bench | demo   (rotq <command> --help for each)
+ *   rotq info | check | bench | demo | accuracy   (rotq <command> --help for each)
  * Exit codes: 0 success, 1 a failure (a failed case, row or library call),
  * 2 bad arguments.
  */
@@ -23,6 +23,7 @@ static const cli_command commands[] = {
     {"check", cli_cmd_check, cli_usage_check, "run the op suite against the float64 reference"},
     {"bench", cli_cmd_bench, cli_usage_bench, "benchmark table (JSON, SVG plot) vs same-run baselines"},
     {"demo", cli_cmd_demo, cli_usage_demo, "info, quick op suite, quick benchmark, outlier/SNR example"},
+    {"accuracy", cli_cmd_accuracy, cli_usage_accuracy, "SNR of int8/fp8/int4 with and without rotations"},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
@@ -30,7 +31,7 @@ static void usage(FILE *f) {
     fprintf(f, "usage: rotq <command> [options]\n"
                "       rotq --version | --help | help <command>\n\ncommands:\n");
     for (size_t i = 0; i < N_COMMANDS; i++)
-        fprintf(f, "  %-6s %s\n", commands[i].name, commands[i].summary);
+        fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\nEvery command takes --help. Exit status: 0 success, 1 failure, 2 bad arguments.\n");
 }
 
