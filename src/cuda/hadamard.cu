@@ -10,34 +10,62 @@
 static int rotq_dtype_size(int dtype) { return dtype == ROTQ_DTYPE_F32 ? 4 : 2; }
 static int rotq_aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
 
+// Bytes of the temporary fp32 buffer of the two-pass transform (rows are
+// processed in chunks that fit in it).
+#define ROTQ_TWO_PASS_BUFFER ((size_t)64 << 20)
+
 // n = K * 2^L too large for one pass through shared memory (n > 32768): the
-// power-of-two kernel over blocks of 2^L (orthonormal, signs applied) writes y,
-// then the column-tile pass applies H_K in place with the remaining scale. y's
-// dtype holds the intermediate: for 16-bit outputs one extra rounding.
+// power-of-two kernel over blocks of 2^L (orthonormal, signs applied) writes an
+// fp32 buffer, then the column-tile pass applies H_K with the remaining scale
+// into y. The buffer comes from the stream-ordered pool (cudaMallocAsync, which
+// CUDA graphs can capture) and is freed on the stream before returning.
 static rotq_status rotq_hadamard_two_pass(const rotq_had_args &a, const rotq__hadamard_plan *plan, rotq_had_factor &f,
-                                          int out_rows_aligned, cudaStream_t stream, const rotq_cuda_device_info *dev) {
-    const int L = plan->log2_pow2, os = rotq_dtype_size(a.out_dtype);
+                                          int64_t rows, int64_t cols, cudaStream_t stream,
+                                          const rotq_cuda_device_info *dev) {
+    const int L = plan->log2_pow2, es = rotq_dtype_size(a.in_dtype), os = rotq_dtype_size(a.out_dtype);
     if ((1 << L) < ROTQ_KCOLS_WIDTH) return ROTQ_ERR_NOT_SUPPORTED;
+    int64_t chunk = (int64_t)(ROTQ_TWO_PASS_BUFFER / ((size_t)cols * 4));
+    if (chunk < 1) chunk = 1;
+    if (chunk > rows) chunk = rows;
+    float *buf = NULL;
+    if (cudaMallocAsync((void **)&buf, (size_t)chunk * cols * 4, stream) != cudaSuccess) {
+        cudaGetLastError();
+        return ROTQ_ERR_CUDA;
+    }
     const float pow2_scale = (float)(1.0 / sqrt((double)(1 << L)));
-    rotq_had_args p1 = a;
-    p1.n = 1 << L;
-    p1.blocks_per_row = a.blocks_per_row * plan->k;
-    p1.groups = a.groups * plan->k;
-    p1.scale = pow2_scale;
-    p1.vec_in = (int)(((uintptr_t)a.x & 15u) == 0 && (a.x_stride * rotq_dtype_size(a.in_dtype)) % 16 == 0);
-    p1.vec_out = 0;
-    rotq_status st = rotq_dtype_size(a.in_dtype) == 4 ? rotq_dispatch_pow2_es4(L, p1, stream, dev)
-                                                      : rotq_dispatch_pow2_es2(L, p1, stream, dev);
-    if (st != ROTQ_OK) return st;
-    rotq_had_args p2 = a;
-    p2.x = a.y;
-    p2.x_stride = a.y_stride;
-    p2.in_dtype = a.out_dtype;
-    p2.signs = NULL;
-    p2.scale = plan->scale / pow2_scale;
-    p2.vec_in = out_rows_aligned;
-    f.f16_mma = a.out_dtype == ROTQ_DTYPE_F16;
-    return rotq_launch_kcols(os, p2, L, f, stream, dev);
+    rotq_status st = ROTQ_OK;
+    for (int64_t r0 = 0; r0 < rows && st == ROTQ_OK; r0 += chunk) {
+        const int64_t nr = rows - r0 < chunk ? rows - r0 : chunk;
+        rotq_had_args p1 = a;
+        p1.x = (const char *)a.x + r0 * a.x_stride * es;
+        p1.y = buf;
+        p1.y_stride = cols;
+        p1.out_dtype = ROTQ_DTYPE_F32;
+        p1.n = 1 << L;
+        p1.blocks_per_row = cols >> L;
+        p1.groups = nr * p1.blocks_per_row;
+        p1.scale = pow2_scale;
+        p1.vec_in = (int)(((uintptr_t)p1.x & 15u) == 0 && (a.x_stride * es) % 16 == 0);
+        p1.vec_out = 0;
+        st = es == 4 ? rotq_dispatch_pow2_es4(L, p1, stream, dev) : rotq_dispatch_pow2_es2(L, p1, stream, dev);
+        if (st != ROTQ_OK) break;
+        rotq_had_args p2 = a;
+        p2.x = buf;
+        p2.x_stride = cols;
+        p2.in_dtype = ROTQ_DTYPE_F32;
+        p2.y = (char *)a.y + r0 * a.y_stride * os;
+        p2.groups = nr * a.blocks_per_row;
+        p2.signs = NULL;
+        p2.scale = plan->scale / pow2_scale;
+        p2.vec_in = 1; // the buffer: aligned, rows of 16-byte multiples
+        f.f16_mma = 0;
+        st = rotq_launch_kcols(4, p2, L, f, stream, dev);
+    }
+    if (cudaFreeAsync(buf, stream) != cudaSuccess) {
+        cudaGetLastError();
+        if (st == ROTQ_OK) st = ROTQ_ERR_CUDA;
+    }
+    return st;
 }
 
 extern "C" rotq_status rotq__cuda_hadamard(const rotq_exec *exec, const rotq__hadamard_plan *plan,
@@ -92,5 +120,5 @@ extern "C" rotq_status rotq__cuda_hadamard(const rotq_exec *exec, const rotq__ha
     rotq_status st1 = es == 4 ? rotq_dispatch_factor_es4(L, a, fl, stream, dev)
                               : rotq_dispatch_factor_es2(L, a, fl, stream, dev);
     if (st1 != ROTQ_ERR_NOT_SUPPORTED) return st1;
-    return rotq_hadamard_two_pass(a, plan, fl, out_rows_aligned, stream, dev);
+    return rotq_hadamard_two_pass(a, plan, fl, x->rows, x->cols, stream, dev);
 }

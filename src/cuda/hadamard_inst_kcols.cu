@@ -21,5 +21,6 @@ static rotq_status rotq_launch_kcols_es(const rotq_had_args &a, int L, const rot
 
 rotq_status rotq_launch_kcols(int es, const rotq_had_args &a, int L, const rotq_had_factor &f, cudaStream_t s,
                               const rotq_cuda_device_info *d) {
-    return es == 4 ? rotq_launch_kcols_es<4>(a, L, f, s, d) : rotq_launch_kcols_es<2>(a, L, f, s, d);
+    // The two-pass transform keeps its intermediate in fp32 (es = 4).
+    return es == 4 ? rotq_launch_kcols_es<4>(a, L, f, s, d) : ROTQ_ERR_NOT_SUPPORTED;
 }

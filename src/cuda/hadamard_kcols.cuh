@@ -1,10 +1,10 @@
 // Second pass of the two-pass Hadamard for n = K * 2^L > 32768, whose fp32
 // working set does not fit in shared memory: the first pass is the
-// power-of-two kernel over blocks of 2^L (signs applied, result in y); this
-// pass applies H_K (x) I_{2^L} to y in place, on tiles of K rows x 128 columns
-// of each row block, with the same tensor-core K step as the one-pass kernel.
-// y's dtype is both the input and the output of this pass, so 16-bit outputs
-// round once more in the middle (docs/hadamard.md states the bound).
+// power-of-two kernel over blocks of 2^L (signs applied) into an fp32
+// buffer; this pass applies H_K (x) I_{2^L} from that buffer (x) to y, on
+// tiles of K rows x 128 columns of each row block, with the same tensor-core K
+// step as the one-pass kernel (fp32 input: three bf16 terms, so no precision is
+// lost in the middle).
 #pragma once
 #include "hadamard_factor.cuh"
 
@@ -18,8 +18,8 @@ __host__ __device__ inline size_t rotq_kcols_smem(int kt, int k, int es) {
            (size_t)k * ROTQ_KCOLS_WIDTH * 4;
 }
 
-// a: the whole transform's arguments with x = y (pass 2 reads and writes y);
-// L: log2 of the power-of-two part. ES: y's element size.
+// a: x = the first pass's output (element size ES), y = the result;
+// L: log2 of the power-of-two part.
 template <int ES>
 __global__ void __launch_bounds__(ROTQ_KCOLS_THREADS) rotq_had_kcols(rotq_had_args a, int L,
                                                                    const __grid_constant__ rotq_had_factor f) {
@@ -42,11 +42,13 @@ __global__ void __launch_bounds__(ROTQ_KCOLS_THREADS) rotq_had_kcols(rotq_had_ar
     for (int64_t tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
         const int64_t g = tile / tiles_per_group;
         const int64_t col = (tile - g * tiles_per_group) * ROTQ_KCOLS_WIDTH;
-        const int64_t base = rotq_group_base(a, g, a.y_stride) + col; // element (k, 0) is base + (k << L)
+        // element (k, j) of the tile is at base + (k << L) + j
+        const int64_t xbase = rotq_group_base(a, g, a.x_stride) + col;
+        const int64_t ybase = rotq_group_base(a, g, a.y_stride) + col;
         __syncthreads(); // the previous tile's stage and W are free; A is built
         for (int c = threadIdx.x; c < f.k * chunks_per_row; c += blockDim.x) {
             const int k = c / chunks_per_row, ch = c - k * chunks_per_row;
-            const char *src = (const char *)a.y + (base + ((int64_t)k << L) + ch * per) * ES;
+            const char *src = (const char *)a.x + (xbase + ((int64_t)k << L) + ch * per) * ES;
             char *dst = stg + rotq_chunk_swizzle((unsigned)c) * 16;
             if (a.vec_in) {
                 ptx_cp_async_16(ptx_smem_addr(dst), src);
@@ -69,7 +71,7 @@ __global__ void __launch_bounds__(ROTQ_KCOLS_THREADS) rotq_had_kcols(rotq_had_ar
         // Scale and store: lanes take consecutive columns of a K row.
         for (int e = threadIdx.x; e < f.k * ROTQ_KCOLS_WIDTH; e += blockDim.x) {
             const int k = e >> ROTQ_KCOLS_LOG_WIDTH, j = e & (ROTQ_KCOLS_WIDTH - 1);
-            rotq_store_elem(a.y, base + ((int64_t)k << L) + j, a.out_dtype, W[rotq_w_swizzle((unsigned)e)] * a.scale);
+            rotq_store_elem(a.y, ybase + ((int64_t)k << L) + j, a.out_dtype, W[rotq_w_swizzle((unsigned)e)] * a.scale);
         }
     }
 }

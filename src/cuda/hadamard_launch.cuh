@@ -89,6 +89,6 @@ rotq_status rotq_dispatch_factor_es2(int L, const rotq_had_args &a, rotq_had_fac
 rotq_status rotq_dispatch_factor_es4(int L, const rotq_had_args &a, rotq_had_factor &f, cudaStream_t s,
                                      const rotq_cuda_device_info *d);
 // Second pass of the two-pass transform for n = K * 2^L > 32768 (hadamard_kcols.cuh):
-// H_K applied in place to y, whose element size is es.
+// H_K applied to the first pass's output x (element size es; only 4 is built) into y.
 rotq_status rotq_launch_kcols(int es, const rotq_had_args &a, int L, const rotq_had_factor &f, cudaStream_t s,
                               const rotq_cuda_device_info *d);
