@@ -95,6 +95,12 @@ static inline void store_row(const float *restrict src, float scale, rotq_dtype 
     }
     case ROTQ_DTYPE_F16: {
         uint16_t *restrict d = (uint16_t *)dst + off;
+#if ROTQ_CPU_HAVE_F16C
+        if (rotq__cpu_has_f16c()) {
+            rotq__cpu_store_f16_f16c(src, scale, d, n);
+            break;
+        }
+#endif
         for (int64_t i = 0; i < n; ++i) d[i] = f32_to_f16(src[i] * scale);
         break;
     }

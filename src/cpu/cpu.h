@@ -38,6 +38,16 @@
 #define ROTQ_CPU_FMA
 #endif
 
+/* f16c.c: float -> f16 rows through F16C when the CPU has it (x86-64, GCC/clang). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(ROTQ_CPU_NO_F16C)
+#define ROTQ_CPU_HAVE_F16C 1
+int rotq__cpu_has_f16c(void);
+/* dst[i] = rotq_f32_to_f16(src[i] * scale), bit for bit. */
+void rotq__cpu_store_f16_f16c(const float *src, float scale, uint16_t *dst, int64_t n);
+#else
+#define ROTQ_CPU_HAVE_F16C 0
+#endif
+
 /* A Hadamard plan prepared for the CPU. */
 typedef struct rotq__cpu_rot {
     int32_t n;           /* block size K * P */
