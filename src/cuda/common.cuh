@@ -11,8 +11,10 @@
 
 // Properties read once per device (src/cuda/device.cu).
 typedef struct rotq_cuda_device_info {
+    int device;         // the CUDA device index
     int sm_count;
     int max_smem_optin; // bytes of shared memory a block may opt into
+    int smem_per_sm;    // bytes of shared memory of an SM
     int cc_major, cc_minor;
 } rotq_cuda_device_info;
 

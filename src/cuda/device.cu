@@ -20,8 +20,11 @@ const rotq_cuda_device_info *rotq_cuda_current_device(rotq_status *st) {
     if (__atomic_load_n(&g_state[dev], __ATOMIC_ACQUIRE) == 2) return &g_info[dev];
     rotq_cuda_device_info info;
     memset(&info, 0, sizeof info);
+    info.device = dev;
     if (cudaDeviceGetAttribute(&info.sm_count, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
         cudaDeviceGetAttribute(&info.max_smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) !=
+            cudaSuccess ||
+        cudaDeviceGetAttribute(&info.smem_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) !=
             cudaSuccess ||
         cudaDeviceGetAttribute(&info.cc_major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
         cudaDeviceGetAttribute(&info.cc_minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) {

@@ -5,16 +5,13 @@
 template <int ES>
 static rotq_status rotq_launch_kcols_es(const rotq_had_args &a, int L, const rotq_had_factor &f, cudaStream_t stream,
                                         const rotq_cuda_device_info *dev) {
-    static int occupancy[64]; // per device; 0 = not asked yet
-    const void *kernel = (const void *)rotq_had_kcols<ES>;
+    static int regs[64]; // per device; 0 = not prepared yet
     const size_t smem = rotq_kcols_smem(f.kt, f.k, ES);
-    rotq_status st = rotq_set_smem(kernel, smem, dev);
-    if (st != ROTQ_OK) return st;
-    int device = 0;
-    cudaGetDevice(&device);
     const int64_t ntiles = a.groups * (((int64_t)1 << L) / ROTQ_KCOLS_WIDTH);
-    int64_t grid = rotq_persistent_blocks(kernel, ROTQ_KCOLS_THREADS, smem, &occupancy[device & 63], dev);
-    if (grid > ntiles) grid = ntiles;
+    int64_t grid = 0;
+    rotq_status st = rotq_persistent_grid((const void *)rotq_had_kcols<ES>, ROTQ_KCOLS_THREADS, smem, regs, dev,
+                                          ntiles, &grid);
+    if (st != ROTQ_OK) return st;
     rotq_had_kcols<ES><<<(unsigned)grid, ROTQ_KCOLS_THREADS, smem, stream>>>(a, L, f);
     return rotq_cuda_check_launch();
 }

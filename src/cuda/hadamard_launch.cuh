@@ -3,46 +3,51 @@
 #pragma once
 #include "hadamard_factor.cuh"
 
-static inline rotq_status rotq_set_smem(const void *kernel, size_t smem, const rotq_cuda_device_info *dev) {
+// Launch geometry of a persistent kernel with no runtime calls after the first
+// use on a device: that first call raises the kernel's dynamic shared-memory
+// limit to the device maximum and reads its register count (regs[device]);
+// later calls compute the occupancy from the cached figures. Keeps the host
+// side of small (decode-size) calls to argument checks.
+static inline rotq_status rotq_persistent_grid(const void *kernel, int threads, size_t smem, int *regs,
+                                               const rotq_cuda_device_info *dev, int64_t ntiles, int64_t *grid) {
     if (smem > (size_t)dev->max_smem_optin) return ROTQ_ERR_NOT_SUPPORTED;
-    if (smem > 48 * 1024 &&
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem) != cudaSuccess) {
-        cudaGetLastError();
-        return ROTQ_ERR_CUDA;
-    }
-    return ROTQ_OK;
-}
-
-// Blocks of a persistent kernel: enough to fill every SM, at most one per tile.
-// The occupancy query runs once per (kernel, device).
-static inline int rotq_persistent_blocks(const void *kernel, int threads, size_t smem, int *cache,
-                                         const rotq_cuda_device_info *dev) {
-    int per_sm = __atomic_load_n(cache, __ATOMIC_RELAXED);
-    if (per_sm <= 0) {
-        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem) != cudaSuccess ||
-            per_sm <= 0) {
+    int *slot = &regs[dev->device & 63];
+    int r = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (r <= 0) {
+        cudaFuncAttributes attr;
+        if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, dev->max_smem_optin) !=
+                cudaSuccess ||
+            cudaFuncGetAttributes(&attr, kernel) != cudaSuccess) {
             cudaGetLastError();
-            per_sm = 1;
+            return ROTQ_ERR_CUDA;
         }
-        __atomic_store_n(cache, per_sm, __ATOMIC_RELAXED);
+        r = attr.numRegs > 0 ? attr.numRegs : 1;
+        __atomic_store_n(slot, r, __ATOMIC_RELEASE);
     }
-    return per_sm * dev->sm_count;
+    const int warps = (threads + 31) / 32;
+    const int regs_per_warp = (r * 32 + 255) / 256 * 256;
+    int per_sm = 2048 / threads;
+    const int by_smem = (int)((size_t)dev->smem_per_sm / (smem + 1024));
+    const int by_regs = 65536 / (regs_per_warp * warps);
+    if (by_smem < per_sm) per_sm = by_smem;
+    if (by_regs < per_sm) per_sm = by_regs;
+    if (per_sm < 1) per_sm = 1;
+    *grid = (int64_t)per_sm * dev->sm_count;
+    if (*grid > ntiles) *grid = ntiles;
+    return ROTQ_OK;
 }
 
 template <int L, int ES>
 static rotq_status rotq_launch_pow2(const rotq_had_args &a, cudaStream_t stream, const rotq_cuda_device_info *dev) {
     typedef rotq_pow2_plan<L> plan;
     typedef rotq_pow2_smem<L, ES> sm;
-    static int occupancy[64]; // per device; 0 = not asked yet
-    const void *kernel = (const void *)rotq_had_pow2<L, ES>;
-    rotq_status st = rotq_set_smem(kernel, sm::BYTES, dev);
-    if (st != ROTQ_OK) return st;
-    int device = 0;
-    cudaGetDevice(&device);
+    static int regs[64]; // per device; 0 = not prepared yet
     const int64_t total = a.groups << L;
     const int64_t ntiles = (total + sm::TILE_CTA - 1) / sm::TILE_CTA;
-    int64_t grid = rotq_persistent_blocks(kernel, plan::THREADS, sm::BYTES, &occupancy[device & 63], dev);
-    if (grid > ntiles) grid = ntiles;
+    int64_t grid = 0;
+    rotq_status st = rotq_persistent_grid((const void *)rotq_had_pow2<L, ES>, plan::THREADS, sm::BYTES, regs, dev,
+                                          ntiles, &grid);
+    if (st != ROTQ_OK) return st;
     rotq_had_pow2<L, ES><<<(unsigned)grid, plan::THREADS, sm::BYTES, stream>>>(a);
     return rotq_cuda_check_launch();
 }
@@ -61,21 +66,18 @@ static size_t rotq_factor_smem(const rotq_had_args &a, const rotq_had_factor &f,
 template <int L, int ES>
 static rotq_status rotq_launch_factor(const rotq_had_args &a, rotq_had_factor &f, cudaStream_t stream,
                                       const rotq_cuda_device_info *dev) {
-    static int occupancy[2][64]; // per stage count and device; 0 = not asked yet
+    static int regs[64]; // per device; 0 = not prepared yet
     const void *kernel = (const void *)rotq_had_factor_kernel<L, ES>;
     // Two blocks per SM without prefetch beat one block with it: take the
     // single stage when that is what lets a second block fit.
     const size_t smem2 = rotq_factor_smem<L, ES>(a, f, 2), smem1 = rotq_factor_smem<L, ES>(a, f, 1);
-    const size_t per_sm = (size_t)dev->max_smem_optin + 1024;
+    const size_t per_sm = (size_t)dev->smem_per_sm;
     f.stages = (per_sm / (smem2 + 1024) < 2 && per_sm / (smem1 + 1024) >= 2) || smem2 > (size_t)dev->max_smem_optin ? 1 : 2;
     const size_t smem = f.stages == 2 ? smem2 : smem1;
-    rotq_status st = rotq_set_smem(kernel, smem, dev);
-    if (st != ROTQ_OK) return st;
-    int device = 0;
-    cudaGetDevice(&device);
     const int64_t ntiles = (a.groups + f.groups_per_block - 1) / f.groups_per_block;
-    int64_t grid = rotq_persistent_blocks(kernel, ROTQ_FACTOR_THREADS, smem, &occupancy[f.stages - 1][device & 63], dev);
-    if (grid > ntiles) grid = ntiles;
+    int64_t grid = 0;
+    rotq_status st = rotq_persistent_grid(kernel, ROTQ_FACTOR_THREADS, smem, regs, dev, ntiles, &grid);
+    if (st != ROTQ_OK) return st;
     rotq_had_factor_kernel<L, ES><<<(unsigned)grid, ROTQ_FACTOR_THREADS, smem, stream>>>(a, f);
     return rotq_cuda_check_launch();
 }
