@@ -22,6 +22,17 @@ __device__ __forceinline__ void rotq_phase(int p, float v[32]) {
     if (plan::active(p, 4)) rotq_butterfly<4>(v);
 }
 
+// Radix-2 butterflies between lanes that differ in lane bit `mask` (1, 2, 4, ...):
+// the lower lane keeps a + b, the upper one a - b.
+__device__ __forceinline__ void rotq_lane_butterfly(float v[32], int mask) {
+    const bool upper = (threadIdx.x & mask) != 0;
+#pragma unroll
+    for (int r = 0; r < 32; r++) {
+        const float other = __shfl_xor_sync(0xffffffffu, v[r], mask);
+        v[r] = upper ? other - v[r] : v[r] + other;
+    }
+}
+
 // Barrier between phases: a warp when a subtile is one warp, else the block.
 template <int SUB_THREADS>
 __device__ __forceinline__ void rotq_subtile_sync(void) {
@@ -269,7 +280,12 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_pow2_min_bloc
         __syncthreads(); // every thread has read the stage that W overwrites
         // W: the consumed stage, plus the extra region next to it (16-bit inputs).
         char *W = (sm::PREFETCH && buf == 1 && sm::EXTRA > 0) ? rotq_smem + sm::STAGE : cur;
-        if (plan::PHASES == 1) {
+        if (plan::PHASES == 1 || L <= 7) {
+            // n = 64, 128: the bits above 4 are lane bits 0 (and 1) in phase 0, so
+            // a shuffle butterfly finishes the row without an exchange, and the
+            // values leave as the single-phase sizes do.
+            if (L >= 6) rotq_lane_butterfly(v, 1);
+            if (L >= 7) rotq_lane_butterfly(v, 2);
 #pragma unroll
             for (int r = 0; r < 32; r++) v[r] *= a.scale;
             rotq_store_small<L>(a, W, sm::TILE_CTA, e_first, local0, total, v);
