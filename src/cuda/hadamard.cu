@@ -93,8 +93,9 @@ extern "C" rotq_status rotq__cuda_hadamard(const rotq_exec *exec, const rotq__ha
     if (plan->k == 1) {
         // 16-byte chunks of a tile are contiguous in memory when rows (row
         // blocks) are 16-byte multiples, or when row blocks are packed back to back.
+        // Vector output is used by the sizes that finish in phase-0 layout (n <= 128).
         a.vec_in = in_rows_aligned || (rotq_aligned16(x->data) && x->stride == x->cols);
-        a.vec_out = L <= 5 && (out_rows_aligned || (rotq_aligned16(y->data) && y->stride == y->cols));
+        a.vec_out = L <= 7 && (out_rows_aligned || (rotq_aligned16(y->data) && y->stride == y->cols));
         return es == 4 ? rotq_dispatch_pow2_es4(L, a, stream, dev) : rotq_dispatch_pow2_es2(L, a, stream, dev);
     }
 
