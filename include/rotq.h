@@ -202,7 +202,8 @@ ROTQ_API rotq_hadamard_params rotq_hadamard_params_default(int32_t size);
    project handles without a factor). ROTQ_ERR_UNSUPPORTED_SIZE if none. */
 ROTQ_API rotq_status rotq_hadamard_pick_factor(int32_t size, rotq_factor_order order, int32_t *k);
 
-/* Splits size into K*2^m for the given factor request (AUTO, POW2 or K). */
+/* Splits size into K*2^m for the given factor request (AUTO, POW2 or K), within
+   rotq's limits (2^m <= 2^15, n <= 65536). */
 ROTQ_API rotq_status rotq_hadamard_resolve(int32_t size, int32_t factor, int32_t *k,
                                            int32_t *log2_pow2);
 
@@ -226,15 +227,15 @@ ROTQ_API rotq_status rotq_hadamard(const rotq_exec *exec, const rotq_hadamard_pa
 /* ------------------------------------------------------------------------- */
 
 typedef enum rotq_quant_kind {
-    /* int8, symmetric per row: scale = absmax/127, q = rne(x/scale) in [-127, 127];
-       optional int32 row sums of q. q dtype I8. */
+    /* int8, symmetric per row: scale = absmax/127, q = rne(x * (127/absmax)) in
+       [-127, 127]; optional int32 row sums of q. q dtype I8. */
     ROTQ_QUANT_INT8_ROW = 0,
-    /* fp8 e4m3, per row: scale = absmax/448, q = e4m3_satfinite(x/scale). q dtype FP8_E4M3. */
+    /* fp8 e4m3, per row: scale = absmax/448, q = e4m3_satfinite(x * (448/absmax)). q dtype FP8_E4M3. */
     ROTQ_QUANT_FP8_ROW = 1,
-    /* fp8 e4m3 with the caller's per-tensor scale: q = e4m3_satfinite(x/static_scale). */
+    /* fp8 e4m3 with the caller's per-tensor scale: q = e4m3_satfinite(x * (1/static_scale)). */
     ROTQ_QUANT_FP8_TENSOR = 2,
-    /* int4, symmetric per group along the row: scale = absmax/7, q in [-7, 7],
-       packed two per byte. q dtype I4X2. */
+    /* int4, symmetric per group along the row: scale = absmax/7, q = rne(x * (7/absmax))
+       in [-7, 7], packed two per byte. q dtype I4X2. */
     ROTQ_QUANT_INT4_GROUP = 3,
     ROTQ_QUANT_KIND_COUNT
 } rotq_quant_kind;
@@ -248,7 +249,11 @@ typedef struct rotq_quant_params {
 } rotq_quant_params;
 
 /*
- * Quantizes x (F32, F16 or BF16) into q.
+ * Quantizes x (F32, F16 or BF16) into q. Each multiplier (QMAX/absmax, 1/static_scale)
+ * is one correctly rounded float division; the product x * multiplier is rounded
+ * once more (src/common/formats.h, docs/formats.md). absmax ignores NaN and Inf; a row
+ * (group) whose absmax is 0, or so small that QMAX/absmax overflows, gets scale 0 and
+ * all-zero codes.
  *   scales:   INT8_ROW, FP8_ROW: rows floats; INT4_GROUP: rows*(cols/group_size)
  *             floats, row-major, contiguous; FP8_TENSOR: must be NULL.
  *   row_sums: INT8_ROW only, optional (NULL to skip): rows int32 sums of q.
