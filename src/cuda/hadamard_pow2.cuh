@@ -42,6 +42,27 @@ __device__ __forceinline__ void rotq_subtile_sync(void) {
         __syncthreads();
 }
 
+// Phases 1.. of a subtile: values in registers (phase-0 layout) go through W
+// (block-local, swizzled fp32) and come back with every butterfly applied, in
+// the last phase's layout. sub_base: the subtile's first block-local element.
+template <int L>
+__device__ __forceinline__ void rotq_pow2_exchanges(float *W, unsigned sub_base, unsigned tid, float v[32]) {
+    typedef rotq_pow2_plan<L> plan;
+#pragma unroll
+    for (int p = 1; p < plan::PHASES; p++) {
+        const unsigned wbase = rotq_phase_base(sub_base, tid, plan::lo(p - 1));
+#pragma unroll
+        for (int r = 0; r < 32; r++) W[wbase ^ rotq_w_swizzle((unsigned)r << plan::lo(p - 1))] = v[r];
+        rotq_subtile_sync<plan::SUB_THREADS>();
+        const unsigned rbase = rotq_phase_base(sub_base, tid, plan::lo(p));
+#pragma unroll
+        for (int r = 0; r < 32; r++) v[r] = W[rbase ^ rotq_w_swizzle((unsigned)r << plan::lo(p))];
+        rotq_phase<L>(p, v);
+        // No barrier before the next phase's writes: each thread writes back
+        // exactly the W slots it has just read.
+    }
+}
+
 // Element offset in y of column 0 of "row" R of a tile sequence, and whether R
 // exists. Power-of-two kernels: R is a row block of 2^L. Factor kernels (KF):
 // R indexes the K*G rows of 2^L that a block holds in W, G row blocks of
@@ -67,19 +88,7 @@ template <int L, bool KF>
 __device__ __forceinline__ void rotq_pow2_phases(const rotq_had_args &a, float *W, unsigned sub_base, unsigned tid,
                                                  int64_t e_tile, int64_t total, int32_t k, int64_t g0, float v[32]) {
     typedef rotq_pow2_plan<L> plan;
-#pragma unroll
-    for (int p = 1; p < plan::PHASES; p++) {
-        const unsigned wbase = rotq_phase_base(sub_base, tid, plan::lo(p - 1));
-#pragma unroll
-        for (int r = 0; r < 32; r++) W[wbase ^ rotq_w_swizzle((unsigned)r << plan::lo(p - 1))] = v[r];
-        rotq_subtile_sync<plan::SUB_THREADS>();
-        const unsigned rbase = rotq_phase_base(sub_base, tid, plan::lo(p));
-#pragma unroll
-        for (int r = 0; r < 32; r++) v[r] = W[rbase ^ rotq_w_swizzle((unsigned)r << plan::lo(p))];
-        rotq_phase<L>(p, v);
-        // No barrier before the next phase's writes: each thread writes back
-        // exactly the W slots it has just read.
-    }
+    rotq_pow2_exchanges<L>(W, sub_base, tid, v);
     // Store. The 5 register bits of the last phase are column bits lo..L-1 and
     // then (only when a subtile holds several rows) row bits: one offset per
     // row, compile-time offsets along it.
