@@ -5,13 +5,16 @@
 // fp32 buffer W, in the same stage order as the Hadamard kernel and the CPU
 // backend (ascending bits, then * scale). Instead of storing the rotated
 // values, the last phase writes them (scaled) back to W and the block
-// quantizes the tile's rows from W (quantize_tile.cuh).
+// quantizes the tile's rows from W (quantize_tile.cuh), except for int8 / fp8
+// rows of exactly 2^L elements (L >= 6), which are quantized straight from the
+// last phase's registers (rotq_qt_reg_epilogue: no W round trip, at most one
+// barrier per tile for the row absmax, 4-byte coalesced code stores).
 //
 // Used when a row (cols = blocks_per_row * 2^L) is a power of two of at most
 // TILE_CTA elements and at least 8, so a tile holds TILE_CTA / cols whole rows;
 // other shapes take quantize_rot.cu's kernel.
 #pragma once
-#include "hadamard_launch.cuh" // rotq_had_pow2 pieces, rotq_persistent_blocks
+#include "hadamard_pow2.cuh" // rotq_stage_tile, rotq_read_stage32, rotq_phase, plan, smem layout
 #include "quantize_launch.cuh"
 #include "quantize_tile.cuh"
 
@@ -24,13 +27,212 @@ __device__ __forceinline__ void rotq_qt_rot_epilogue(const rotq_q_args &qa, cons
     rotq_qt_tile<KIND>(qa, src, row0, rv, red);
 }
 
+
+// ---- register epilogue ---------------------------------------------------------
+// Rows of exactly 2^L elements (cols == n) with per-row or static codes (int8,
+// fp8): the values of the last phase are quantized where they are, without the
+// round trip through W. In the last phase (lo = plan::lo(PHASES - 1) >= 5) a
+// thread's register r holds address dep(tid, lo) | r << lo: the CB low register
+// bits are column bits, the others (NR > 1, only for L < 10) row bits; the lanes
+// hold 32 consecutive columns and a row spans WPR warps (2^(L-10) for L > 10).
+
+// fp8 e4m3 of (a, b) as (lo byte: b, hi byte: a) pairs; the CPU's encoder
+// (formats.h) on sm_80, the saturating hardware conversion from sm_89 on (the
+// same rounding; NaN fixed up to 0x7f by the caller through rotq_qt_fp8_fix).
+__device__ __forceinline__ uint32_t rotq_qt_fp8x2(float a, float b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+    uint16_t r;
+    asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(r) : "f"(a), "f"(b));
+    return (uint32_t)r;
+#else
+    return (uint32_t)rotq_f32_to_fp8_e4m3(b) | ((uint32_t)rotq_f32_to_fp8_e4m3(a) << 8);
+#endif
+}
+
+// The hardware gives NaN as S.1111.111; the CPU backend writes 0x7f for every
+// NaN. Only NaN has the low 7 bits all set (satfinite never produces it otherwise).
+__device__ __forceinline__ uint32_t rotq_qt_fp8_fix(uint32_t w) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+    const uint32_t nan = ((w & 0x7f7f7f7fu) + 0x01010101u) & 0x80808080u;
+    return w & ~nan;
+#else
+    return w;
+#endif
+}
+
+// 4 x 4 byte transpose across the 4 lanes of a quad: lane q holds byte j =
+// code of register j at column q of the quad; afterwards byte c = code of
+// register q at column c.
+__device__ __forceinline__ uint32_t rotq_qt_quad_transpose(uint32_t w, unsigned lane) {
+    uint32_t x = __shfl_xor_sync(0xffffffffu, w, 2);
+    w = (lane & 2) ? __byte_perm(w, x, 0x3276) : __byte_perm(w, x, 0x5410);
+    x = __shfl_xor_sync(0xffffffffu, w, 1);
+    w = (lane & 1) ? __byte_perm(w, x, 0x3715) : __byte_perm(w, x, 0x6240);
+    return w;
+}
+
+// int8 code of x (already v * inv) as the CPU computes it (rotq_quant_i8: NaN
+// -> 0, clamp to +-127, round to nearest even), without the quarter-rate F2I:
+// t + 1.5 * 2^23 rounds t to an integer (ties to even) in the low mantissa
+// bits. Returns the float's bits: code = low byte, value = bits - 0x4b400000.
+__device__ __forceinline__ uint32_t rotq_qt_i8_bits(float x) {
+    float t = fminf(fmaxf(x, -ROTQ_I8_QMAX), ROTQ_I8_QMAX);
+    t = x == x ? t : 0.0f;
+    return __float_as_uint(__fadd_rn(t, 12582912.0f));
+}
+
+// Reduce-scatter over the lanes of a warp: m[rr] is this lane's part of row
+// rr (NR = 2^k rows); afterwards every lane holds the reduction of row
+// lane >> (5 - k) over the whole warp (lane rr << (5 - k) holds row rr's).
+template <int NR, class T, class OP>
+__device__ __forceinline__ T rotq_qt_reduce_scatter(T m[NR], unsigned lane, OP op) {
+#pragma unroll
+    for (int j = 0; j < (NR >= 16 ? 4 : NR >= 8 ? 3 : NR >= 4 ? 2 : NR >= 2 ? 1 : 0); j++) {
+        const int h = NR >> (j + 1), o = 16 >> j;
+        const bool hi = (lane & (unsigned)o) != 0;
+#pragma unroll
+        for (int i = 0; i < h; i++) {
+            const T send = hi ? m[i] : m[i + h];
+            const T keep = hi ? m[i + h] : m[i];
+            m[i] = op(keep, __shfl_xor_sync(0xffffffffu, send, o));
+        }
+    }
+    T x = m[0];
+#pragma unroll
+    for (int o = 16 / NR; o > 0; o >>= 1) x = op(x, __shfl_xor_sync(0xffffffffu, x, o));
+    return x;
+}
+
+struct rotq_qt_max_op {
+    __device__ __forceinline__ float operator()(float a, float b) const { return fmaxf(a, b); }
+};
+struct rotq_qt_add_op {
+    __device__ __forceinline__ uint32_t operator()(uint32_t a, uint32_t b) const { return a + b; }
+};
+
+// Reduction of x over the WPR warps of a row (WPR > 1) through red; every
+// thread of the block takes part (one barrier).
+template <int WPR, class T, class OP>
+__device__ __forceinline__ T rotq_qt_row_combine(T x, uint32_t *red, OP op) {
+    if (WPR == 1) return x;
+    const unsigned warp = threadIdx.x >> 5;
+    if ((threadIdx.x & 31u) == 0) red[warp] = *(uint32_t *)&x;
+    __syncthreads();
+    const unsigned w0 = warp & ~(unsigned)(WPR - 1);
+    uint32_t u = red[w0];
+    x = *(T *)&u;
+#pragma unroll
+    for (int w = 1; w < WPR; w++) {
+        u = red[w0 + w];
+        x = op(x, *(T *)&u);
+    }
+    return x;
+}
+
+template <int KIND, int L, bool SUMS>
+__device__ __forceinline__ void rotq_qt_reg_epilogue(const rotq_q_args &qa, float v[32], unsigned sub, unsigned tid,
+                                                     int64_t row0, unsigned rv, uint32_t *red, uint32_t *red2) {
+    typedef rotq_pow2_plan<L> plan;
+    typedef rotq_q_kind<KIND> K;
+    constexpr int lo = plan::lo(plan::PHASES - 1);
+    constexpr int CB = L - lo < 5 ? L - lo : 5;
+    constexpr int NR = 1 << (5 - CB);
+    constexpr int WPR = NR > 1 ? 1 : plan::SUB_THREADS / 32;
+    const unsigned lane = threadIdx.x & 31u;
+    // Tile-local row of register row rr: every subtile holds TILE / 2^L rows.
+    const unsigned srow = sub * (unsigned)(plan::TILE >> L);
+    // The row factor: NR == 1: of the thread's row; NR > 1: of row lane >> CB
+    // (after a reduce-scatter: one division per lane, not per row).
+    float inv_l = qa.static_inv;
+    if (K::PER_ROW) {
+        float m[NR];
+#pragma unroll
+        for (int rr = 0; rr < NR; rr++) {
+            m[rr] = 0.0f;
+#pragma unroll
+            for (int c = 0; c < (1 << CB); c++) m[rr] = rotq_qt_absmax(m[rr], v[(rr << CB) | c]);
+        }
+        float am = rotq_qt_reduce_scatter<NR>(m, lane, rotq_qt_max_op());
+        am = rotq_qt_row_combine<WPR>(am, red, rotq_qt_max_op());
+        inv_l = rotq_quant_inv(am, K::QMAX);
+        const unsigned lr = srow + (NR > 1 ? lane >> CB : 0u);
+        const bool writer = NR > 1 ? (lane & ((1u << CB) - 1u)) == 0 : tid == 0;
+        if (writer && lr < rv) qa.scales[row0 + lr] = rotq_quant_scale(am, K::QMAX);
+    }
+    // Codes: fp8 into cw (byte j of cw[g]: register 4g + j); int8 as float
+    // bits in place of the values (rotq_qt_i8_bits), packed below.
+    uint32_t cw[8];
+    uint32_t sums[NR];
+#pragma unroll
+    for (int rr = 0; rr < NR; rr++) {
+        const float inv = (K::PER_ROW && NR > 1) ? __shfl_sync(0xffffffffu, inv_l, rr << CB) : inv_l;
+        sums[rr] = 0;
+#pragma unroll
+        for (int c = 0; c < (1 << CB); c += 2) {
+            const int r = (rr << CB) | c;
+            const float x0 = __fmul_rn(v[r], inv), x1 = __fmul_rn(v[r + 1], inv);
+            if (K::FP8) {
+                const uint32_t h = rotq_qt_fp8x2(x1, x0);
+                if ((r & 2) == 0)
+                    cw[r >> 2] = h;
+                else
+                    cw[r >> 2] |= h << 16;
+            } else {
+                const uint32_t b0 = rotq_qt_i8_bits(x0), b1 = rotq_qt_i8_bits(x1);
+                if (SUMS) sums[rr] += (b0 - 0x4b400000u) + (b1 - 0x4b400000u);
+                v[r] = __uint_as_float(b0), v[r + 1] = __uint_as_float(b1);
+            }
+        }
+    }
+    if (!K::FP8) {
+#pragma unroll
+        for (int g = 0; g < 8; g++)
+            cw[g] = __byte_perm(__byte_perm(__float_as_uint(v[4 * g]), __float_as_uint(v[4 * g + 1]), 0x0040),
+                                __byte_perm(__float_as_uint(v[4 * g + 2]), __float_as_uint(v[4 * g + 3]), 0x0040),
+                                0x5410);
+    }
+    if (KIND == ROTQ_QUANT_INT8_ROW && SUMS) {
+        uint32_t sum = rotq_qt_reduce_scatter<NR>(sums, lane, rotq_qt_add_op());
+        sum = rotq_qt_row_combine<WPR>(sum, red2, rotq_qt_add_op());
+        const unsigned lr = srow + (NR > 1 ? lane >> CB : 0u);
+        const bool writer = NR > 1 ? (lane & ((1u << CB) - 1u)) == 0 : tid == 0;
+        if (writer && lr < rv) qa.row_sums[row0 + lr] = (int32_t)sum;
+    }
+    // A quad transpose per word, so each lane stores 4 consecutive codes of
+    // register 4g + q (the warp: 4 x 32 contiguous bytes).
+    const unsigned q4 = lane & 3u;
+    const unsigned dep = rotq_phase_dep(tid, lo);
+    uint8_t *qbase = (uint8_t *)qa.q;
+#pragma unroll
+    for (int g = 0; g < 8; g++) {
+        uint32_t w = cw[g];
+        if (K::FP8) w = rotq_qt_fp8_fix(w);
+        w = rotq_qt_quad_transpose(w, lane);
+        const unsigned r = 4u * g + q4;
+        const unsigned rr = r >> CB, c = r & ((1u << CB) - 1u);
+        const unsigned lrow = srow + rr;
+        if (lrow < rv) {
+            const unsigned col = ((dep & ~3u) | (c << lo)) & ((1u << L) - 1u);
+            *(uint32_t *)(qbase + (row0 + lrow) * qa.q_stride + col) = w;
+        }
+    }
+}
+
+// Register cap: three 256-thread blocks per SM (80 registers: no spills, and
+// faster on the H100 than 64 with spills or 128 with two blocks) for L = 6..13;
+// single-phase sizes (L <= 5) keep four blocks; L = 14, 15 have 64 by block size.
+template <int L>
+struct rotq_qt_min_blocks {
+    static constexpr int value = L >= 6 && L <= 13 ? 3 : rotq_pow2_min_blocks<L>::value;
+};
+
 template <int L, int ES>
-__global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, 1024 / rotq_pow2_plan<L>::THREADS)
+__global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_qt_min_blocks<L>::value)
     rotq_qt_rot_kernel(rotq_q_args qa, rotq_had_args a) {
     typedef rotq_pow2_plan<L> plan;
     typedef rotq_pow2_smem<L, ES> sm;
     extern __shared__ __align__(16) char rotq_smem[];
-    __shared__ uint32_t red[32];
+    __shared__ uint32_t red[32], red2[32];
     const unsigned sub = threadIdx.x / plan::SUB_THREADS;
     const unsigned tid = threadIdx.x % plan::SUB_THREADS;
     const unsigned sub_base = sub * plan::TILE;
@@ -87,6 +289,27 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, 1024 / rotq_pow2_p
                 for (int r = 0; r < 32; r++) v[r] = W[rbase ^ rotq_w_swizzle((unsigned)r << plan::lo(p))];
                 rotq_phase<L>(p, v);
             }
+            // Rows of exactly 2^L int8 / fp8 codes: quantized from registers.
+            if (plan::PHASES > 1 && qa.cols_log == L && qa.kind != ROTQ_QUANT_INT4_GROUP) {
+#pragma unroll
+                for (int r = 0; r < 32; r++) v[r] *= a.scale;
+                const int64_t row0 = tile * R;
+                const int64_t left = qa.rows - row0;
+                const unsigned rv = left < (int64_t)R ? (unsigned)left : R;
+                switch (qa.kind) {
+                case ROTQ_QUANT_INT8_ROW:
+                    if (qa.row_sums)
+                        rotq_qt_reg_epilogue<ROTQ_QUANT_INT8_ROW, L, true>(qa, v, sub, tid, row0, rv, red, red2);
+                    else
+                        rotq_qt_reg_epilogue<ROTQ_QUANT_INT8_ROW, L, false>(qa, v, sub, tid, row0, rv, red, red2);
+                    break;
+                case ROTQ_QUANT_FP8_ROW:
+                    rotq_qt_reg_epilogue<ROTQ_QUANT_FP8_ROW, L, false>(qa, v, sub, tid, row0, rv, red, red2);
+                    break;
+                default: rotq_qt_reg_epilogue<ROTQ_QUANT_FP8_TENSOR, L, false>(qa, v, sub, tid, row0, rv, red, red2); break;
+                }
+                continue;
+            }
             // Back to the slots just read (no barrier needed before), scaled.
             constexpr int lo = plan::lo(plan::PHASES - 1);
             const unsigned wbase = rotq_phase_base(sub_base, tid, lo);
@@ -115,7 +338,7 @@ static rotq_status rotq_qt_rot_launch(rotq_q_args qa, const rotq_had_args &a, cu
                                       const rotq_cuda_device_info *dev) {
     typedef rotq_pow2_plan<L> plan;
     typedef rotq_pow2_smem<L, ES> sm;
-    static int occupancy[64];
+    static unsigned long long occupancy[64];
     static int optin[64];
     if (qa.cols > sm::TILE_CTA) return ROTQ_ERR_NOT_SUPPORTED; // the caller falls back
     const void *kernel = (const void *)rotq_qt_rot_kernel<L, ES>;
@@ -131,7 +354,7 @@ static rotq_status rotq_qt_rot_launch(rotq_q_args qa, const rotq_had_args &a, cu
     qa.passes = (int32_t)(qa.tile_rows > teams ? qa.tile_rows / teams : 1);
     const int64_t total = a.groups << L;
     const int64_t ntiles = (total + sm::TILE_CTA - 1) / sm::TILE_CTA;
-    int64_t grid = rotq_persistent_blocks(kernel, plan::THREADS, sm::BYTES, &occupancy[device & 63], dev);
+    int64_t grid = (int64_t)rotq_qt_per_sm(kernel, plan::THREADS, sm::BYTES, &occupancy[device & 63]) * dev->sm_count;
     if (grid > ntiles) grid = ntiles;
     if (grid < 1) return ROTQ_OK;
     rotq_qt_rot_kernel<L, ES><<<(unsigned)grid, plan::THREADS, sm::BYTES, stream>>>(qa, a);
