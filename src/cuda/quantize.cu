@@ -3,8 +3,10 @@
 // pointers and strides allow, and pick the path:
 //   no rotation                     -> quantize_plain.cu (any shape)
 //   rotation with K = 1 (n = 2^m)   -> quantize_rot.cu (fused; rows that fit in
-//                                      shared memory as fp32, else NOT_SUPPORTED)
-//   rotation with a factor K > 1    -> ROTQ_ERR_NOT_SUPPORTED for now
+//                                      shared memory as fp32)
+//   any other rotation (a factor K > 1, longer rows)
+//                                   -> quantize_rot_factor.cu (Hadamard into an
+//                                      fp32 buffer, then the plain kernels)
 // and dequantize -> quantize_dequant.cu.
 #include <string.h>
 
@@ -19,7 +21,7 @@ static int rotq_q_log2(int32_t v) {
 extern "C" rotq_status rotq__cuda_quantize(const rotq_exec *exec, const rotq_quant_params *p,
                                            const rotq__hadamard_plan *rotate, const rotq_matrix *x,
                                            const rotq_matrix *q, float *scales, int32_t *row_sums) {
-    if (rotate && rotate->k != 1) return ROTQ_ERR_NOT_SUPPORTED; // K x 2^m rotations: not fused yet
+    if (rotate && rotate->k != 1) return rotq_cuda_quantize_two_step(exec, p, rotate, x, q, scales, row_sums);
     rotq_status st = ROTQ_OK;
     const rotq_cuda_device_info *dev = rotq_cuda_current_device(&st);
     if (!dev) return st;
@@ -52,7 +54,10 @@ extern "C" rotq_status rotq__cuda_quantize(const rotq_exec *exec, const rotq_qua
     a.vec_signs = rotate->signs && rotq_q_aligned(rotate->signs, 8);
     a.rot_scale = rotate->scale;
     a.log2n = rotate->log2_pow2;
-    return rotq_q_launch_rot(p->kind, a, stream, dev);
+    st = rotq_q_launch_rot(p->kind, a, stream, dev);
+    // Rows too long for the fused kernel's shared memory: rotate, then quantize.
+    if (st == ROTQ_ERR_NOT_SUPPORTED) st = rotq_cuda_quantize_two_step(exec, p, rotate, x, q, scales, row_sums);
+    return st;
 }
 
 extern "C" rotq_status rotq__cuda_dequantize(const rotq_exec *exec, const rotq_quant_params *p,

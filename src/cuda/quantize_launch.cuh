@@ -22,3 +22,10 @@ rotq_status rotq_q_launch_rot(int kind, rotq_q_args a, cudaStream_t stream, cons
 // y = q * scale.
 rotq_status rotq_q_launch_dequant(const rotq_quant_params *p, const rotq_matrix *q, const float *scales,
                                   const rotq_matrix *y, cudaStream_t stream, const rotq_cuda_device_info *dev);
+
+// Quantize with a rotation the fused kernels do not cover (a K*2^m factor, or
+// rows too long for them): Hadamard into an fp32 buffer, then the plain kernels
+// (quantize_rot_factor.cu).
+rotq_status rotq_cuda_quantize_two_step(const rotq_exec *exec, const rotq_quant_params *p,
+                                        const rotq__hadamard_plan *rotate, const rotq_matrix *x,
+                                        const rotq_matrix *q, float *scales, int32_t *row_sums);

@@ -278,17 +278,7 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_qt_min_blocks
 #pragma unroll
             for (int r = 0; r < 32; r++) W[b ^ (unsigned)r] = v[r] * a.scale;
         } else {
-#pragma unroll
-            for (int p = 1; p < plan::PHASES; p++) {
-                const unsigned wbase = rotq_phase_base(sub_base, tid, plan::lo(p - 1));
-#pragma unroll
-                for (int r = 0; r < 32; r++) W[wbase ^ rotq_w_swizzle((unsigned)r << plan::lo(p - 1))] = v[r];
-                rotq_subtile_sync<plan::SUB_THREADS>();
-                const unsigned rbase = rotq_phase_base(sub_base, tid, plan::lo(p));
-#pragma unroll
-                for (int r = 0; r < 32; r++) v[r] = W[rbase ^ rotq_w_swizzle((unsigned)r << plan::lo(p))];
-                rotq_phase<L>(p, v);
-            }
+            rotq_pow2_exchanges<L>(W, sub_base, tid, v);
             // Rows of exactly 2^L int8 / fp8 codes: quantized from registers.
             if (plan::PHASES > 1 && qa.cols_log == L && qa.kind != ROTQ_QUANT_INT4_GROUP) {
 #pragma unroll

@@ -1,0 +1,54 @@
+// Quantization with a rotation that the fused kernels do not cover (a K*2^m
+// factor): the Hadamard kernels write the rotated rows to a temporary fp32
+// buffer, then the plain quantize kernels read it. Two passes over memory, not
+// one, but the same results as the CPU backend's within the op suite's rotation
+// rules (both quantize fp32 rotated values; only the summation order differs).
+// The buffer (at most 64 MB; rows go in chunks) comes from the stream-ordered
+// pool, so the call stays capturable in a CUDA graph.
+#include "quantize_launch.cuh"
+
+#define ROTQ_ROT_BUFFER ((size_t)64 << 20)
+
+rotq_status rotq_cuda_quantize_two_step(const rotq_exec *exec, const rotq_quant_params *p,
+                                        const rotq__hadamard_plan *rotate, const rotq_matrix *x,
+                                        const rotq_matrix *q, float *scales, int32_t *row_sums) {
+    cudaStream_t stream = rotq_cuda_stream(exec);
+    const int64_t rows = x->rows, cols = x->cols;
+    int64_t chunk = (int64_t)(ROTQ_ROT_BUFFER / ((size_t)cols * sizeof(float)));
+    if (chunk < 1) chunk = 1;
+    if (chunk > rows) chunk = rows;
+    float *buf = NULL;
+    if (cudaMallocAsync((void **)&buf, (size_t)chunk * cols * sizeof(float), stream) != cudaSuccess) {
+        cudaGetLastError();
+        return ROTQ_ERR_CUDA;
+    }
+    rotq_quant_params plain = *p;
+    plain.rotate = NULL;
+    const int xbits = x->dtype == ROTQ_DTYPE_F32 ? 32 : 16;
+    const int qbits = q->dtype == ROTQ_DTYPE_I4X2 ? 4 : 8;
+    const int64_t scales_per_row =
+        p->kind == ROTQ_QUANT_INT4_GROUP ? cols / p->group_size : (p->kind == ROTQ_QUANT_FP8_TENSOR ? 0 : 1);
+    rotq_status st = ROTQ_OK;
+    for (int64_t r0 = 0; r0 < rows && st == ROTQ_OK; r0 += chunk) {
+        const int64_t nr = rows - r0 < chunk ? rows - r0 : chunk;
+        rotq_matrix xc = *x, bc, qc = *q;
+        xc.data = (char *)x->data + r0 * x->stride * xbits / 8;
+        xc.rows = nr;
+        bc.data = buf;
+        bc.dtype = ROTQ_DTYPE_F32;
+        bc.rows = nr;
+        bc.cols = cols;
+        bc.stride = cols;
+        qc.data = (char *)q->data + r0 * q->stride * qbits / 8;
+        qc.rows = nr;
+        st = rotq__cuda_hadamard(exec, rotate, &xc, &bc);
+        if (st != ROTQ_OK) break;
+        st = rotq__cuda_quantize(exec, &plain, NULL, &bc, &qc, scales ? scales + r0 * scales_per_row : NULL,
+                                 row_sums ? row_sums + r0 : NULL);
+    }
+    if (cudaFreeAsync(buf, stream) != cudaSuccess) {
+        cudaGetLastError();
+        if (st == ROTQ_OK) st = ROTQ_ERR_CUDA;
+    }
+    return st;
+}
