@@ -2,14 +2,14 @@
 // working set does not fit in shared memory: the first pass is the
 // power-of-two kernel over blocks of 2^L (signs applied) into an fp32
 // buffer; this pass applies H_K (x) I_{2^L} from that buffer (x) to y, on
-// tiles of K rows x 128 columns of each row block, with the same tensor-core K
+// tiles of K rows x 64 columns of each row block, with the same tensor-core K
 // step as the one-pass kernel (fp32 input: three bf16 terms, so no precision is
 // lost in the middle).
 #pragma once
 #include "hadamard_factor.cuh"
 
-#define ROTQ_KCOLS_WIDTH 128 /* columns of a tile */
-#define ROTQ_KCOLS_LOG_WIDTH 7
+#define ROTQ_KCOLS_WIDTH 64 /* columns of a tile: K = 172 fits in 150 KB of shared memory */
+#define ROTQ_KCOLS_LOG_WIDTH 6
 #define ROTQ_KCOLS_THREADS 256
 
 // Shared memory: A fragments, a zero chunk, the staged tile, its fp32 result.
@@ -31,7 +31,7 @@ __global__ void __launch_bounds__(ROTQ_KCOLS_THREADS) rotq_had_kcols(rotq_had_ar
     const int per = 16 / ES, chunks_per_row = ROTQ_KCOLS_WIDTH / per;
     const int64_t tiles_per_group = ((int64_t)1 << L) / ROTQ_KCOLS_WIDTH;
     const int64_t ntiles = a.groups * tiles_per_group;
-    // The K step sees one "row block" of K rows of 128 columns, no signs.
+    // The K step sees one "row block" of K rows of 64 columns, no signs.
     rotq_had_args t = a;
     t.n = f.k * ROTQ_KCOLS_WIDTH;
     t.signs = nullptr;
