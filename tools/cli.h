@@ -48,6 +48,9 @@ rotq_backend cli_default_backend(void);
 /* Version, build, backends and CUDA devices, as `rotq info` prints them;
    returns 0, or 1 when a library call failed. */
 int cli_print_info(FILE *f);
+/* Unless `backend` is usable now, prints "rotq <cmd>: the <backend> backend is not
+   available (<why>)" to stderr and returns CLI_EXIT_FAIL; otherwise returns 0. */
+int cli_require_backend(const char *cmd, rotq_backend backend);
 /* Prints "what: NAME: explanation" for a failed library call. */
 void cli_print_status(FILE *f, const char *what, rotq_status st);
 

@@ -76,17 +76,7 @@ int cli_cmd_accuracy(int argc, char **argv) {
     const char *bad = rotq_accuracy_check_options(&opt);
     if (bad) return cli_usage_error("accuracy", cli_usage_accuracy, "%s (got --tokens %lld --channels %lld)", bad,
                                     (long long)opt.tokens, (long long)opt.channels);
-    if (!rotq_backend_available(opt.backend)) {
-        fprintf(stderr, "rotq accuracy: the %s backend is not available (%s)\n",
-                opt.backend == ROTQ_BACKEND_CUDA ? "cuda" : "cpu",
-#ifdef ROTQ_WITH_CUDA
-                "no usable CUDA device or driver"
-#else
-                "this build has no CUDA backend"
-#endif
-        );
-        return CLI_EXIT_FAIL;
-    }
+    if (cli_require_backend("accuracy", opt.backend)) return CLI_EXIT_FAIL;
 
     int json_stdout = json_path && strcmp(json_path, "-") == 0;
     FILE *table = json_stdout ? stderr : stdout;

@@ -77,17 +77,7 @@ int cli_cmd_bench(int argc, char **argv) {
         }
     }
 
-    if (!rotq_backend_available(opt.backend)) {
-        fprintf(stderr, "rotq bench: the %s backend is not available (%s)\n",
-                rotq_bench_backend_name(opt.backend),
-#ifdef ROTQ_WITH_CUDA
-                "no usable CUDA device or driver"
-#else
-                "this build has no CUDA backend"
-#endif
-        );
-        return CLI_EXIT_FAIL;
-    }
+    if (cli_require_backend("bench", opt.backend)) return CLI_EXIT_FAIL;
 
     int json_stdout = json_path && strcmp(json_path, "-") == 0;
     FILE *table = json_stdout ? stderr : stdout;

@@ -59,16 +59,7 @@ int cli_cmd_check(int argc, char **argv) {
             return cli_usage_error("check", cli_usage_check, "unknown argument '%s'", a);
         }
     }
-    if (explicit_cuda && !rotq_backend_available(ROTQ_BACKEND_CUDA)) {
-        fprintf(stderr, "rotq check: the CUDA backend is not available: %s\n",
-#ifdef ROTQ_WITH_CUDA
-                "no usable CUDA device or driver"
-#else
-                "this build has no CUDA backend"
-#endif
-        );
-        return CLI_EXIT_FAIL;
-    }
+    if (explicit_cuda && cli_require_backend("check", ROTQ_BACKEND_CUDA)) return CLI_EXIT_FAIL;
 
     rotq_check_summary sum;
     memset(&sum, 0, sizeof sum);

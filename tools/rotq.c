@@ -130,6 +130,19 @@ rotq_backend cli_default_backend(void) {
     return rotq_backend_available(ROTQ_BACKEND_CUDA) ? ROTQ_BACKEND_CUDA : ROTQ_BACKEND_CPU;
 }
 
+int cli_require_backend(const char *cmd, rotq_backend backend) {
+    if (rotq_backend_available(backend)) return 0;
+    fprintf(stderr, "rotq %s: the %s backend is not available (%s)\n", cmd,
+            backend == ROTQ_BACKEND_CUDA ? "cuda" : "cpu",
+#ifdef ROTQ_WITH_CUDA
+            "no usable CUDA device or driver"
+#else
+            "this build has no CUDA backend"
+#endif
+    );
+    return CLI_EXIT_FAIL;
+}
+
 void cli_print_status(FILE *f, const char *what, rotq_status st) {
     fprintf(f, "%s: %s: %s\n", what, rotq_status_name(st), rotq_status_string(st));
 }
