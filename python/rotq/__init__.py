@@ -123,17 +123,6 @@ def _default_scale(scale, size):
     return float(scale)
 
 
-def _check_pow2(n):
-    if n < 1 or (n & (n - 1)) or n > _ffi.ROTQ_HADAMARD_MAX_POW2:
-        raise _ffi.error(
-            _ffi.ROTQ_ERR_UNSUPPORTED_SIZE,
-            f"hadamard_transform needs the last dim to be a power of two <= "
-            f"{_ffi.ROTQ_HADAMARD_MAX_POW2}, got {n}. rotq does not zero-pad (as "
-            "fast_hadamard_transform does, which is not orthogonal). Use "
-            "rotq.hadamard_transform_k(x) for K*2^m sizes (e.g. 12, 20, 28, 40, 172 times a "
-            "power of two), or rotq.hadamard(x, size=b) for a block-diagonal transform")
-
-
 # ---------------------------------------------------------------------------
 # Hadamard
 # ---------------------------------------------------------------------------
@@ -151,7 +140,7 @@ def hadamard_transform(x, scale=1.0):
         return _torch_ops().hadamard_transform(x, scale)
     x = _as_numpy(x)
     n = _last_dim(x)
-    _check_pow2(n)
+    _core.check_pow2(n)
     return _core.hadamard(_NP, x, n, _ffi.ROTQ_HADAMARD_FACTOR_POW2, False, float(scale), None)
 
 

@@ -161,6 +161,31 @@ class _View:
         return RotqMatrix(self.ptr, self.dtype, self.rows, self.cols, self.stride)
 
 
+def check_pow2(n):
+    if n < 1 or (n & (n - 1)) or n > _ffi.ROTQ_HADAMARD_MAX_POW2:
+        raise _ffi.error(
+            _ffi.ROTQ_ERR_UNSUPPORTED_SIZE,
+            f"hadamard_transform needs the last dim to be a power of two <= "
+            f"{_ffi.ROTQ_HADAMARD_MAX_POW2}, got {n}. rotq does not zero-pad (as "
+            "fast_hadamard_transform does, which is not orthogonal). Use "
+            "rotq.hadamard_transform_k(x) for K*2^m sizes (e.g. 12, 20, 28, 40, 172 times a "
+            "power of two), or rotq.hadamard(x, size=b) for a block-diagonal transform")
+
+
+def _hadamard_params(ns, x, n, size, factor, transpose, scale, signs):
+    """RotqHadamardParams for rows of n elements, and the int8 signs it points to
+    (the caller keeps them alive until the library call returns)."""
+    params = RotqHadamardParams()
+    params.size = n if size is None else int(size)
+    params.factor = int(factor)
+    params.flags = _ffi.ROTQ_HADAMARD_TRANSPOSE_FACTOR if transpose else 0
+    params.scale = float(scale)
+    if signs is not None:
+        signs = ns.signs_int8(signs, x, n)
+    params.signs = ns.ptr(signs) if signs is not None else None
+    return params, signs
+
+
 def view(ns, arr, dtype_code, packed=False, copy_ok=True):
     """A _View of ``arr``; None when its layout needs a copy and copy_ok is False.
     ``packed``: arr holds two int4 values per element (byte); cols and stride
@@ -223,15 +248,7 @@ def hadamard_into(ns, x, out, size, factor, transpose, scale, signs):
     n = int(shape[-1])
     if n == 0:
         raise bad_arg("the last dim is 0", _ffi.ROTQ_ERR_INVALID_SHAPE)
-    size = n if size is None else int(size)
-    params = RotqHadamardParams()
-    params.size = size
-    params.factor = int(factor)
-    params.flags = _ffi.ROTQ_HADAMARD_TRANSPOSE_FACTOR if transpose else 0
-    params.scale = float(scale)
-    if signs is not None:
-        signs = ns.signs_int8(signs, x, n)
-    params.signs = ns.ptr(signs) if signs is not None else None
+    params, signs = _hadamard_params(ns, x, n, size, factor, transpose, scale, signs)
 
     inplace = ns.same_array(x, out)
     xv = view(ns, x, xd, copy_ok=True)
@@ -243,7 +260,7 @@ def hadamard_into(ns, x, out, size, factor, transpose, scale, signs):
             ov = view(ns, ns.empty_like_contig(out), od)
     if xv.rows == 0:
         # Nothing to do, but reject what the library would reject.
-        resolve(size, factor)
+        resolve(params.size, factor)
         return out
 
     ex, guard = ns.exec_for(x, _threads)
@@ -266,7 +283,7 @@ def hadamard_into(ns, x, out, size, factor, transpose, scale, signs):
                 if ov.arr is out:
                     refresh(ns, ov, ns.empty_like_contig(out))
             st = run()
-        check(st, "rotq_hadamard", f"shape {tuple(shape)}, size {size}, factor {factor}")
+        check(st, "rotq_hadamard", f"shape {tuple(shape)}, size {params.size}, factor {factor}")
         if ov.arr is not out:
             ns.copy_(out, ov.arr)
     return out
@@ -332,15 +349,7 @@ def quantize(ns, x, kind, group_size, static_scale, rotate):
     p = _quant_params(kind, group_size, static_scale)
     hp = None
     if rotate is not None:
-        rsize, rfactor, rtrans, rscale, rsigns = rotate
-        hp = RotqHadamardParams()
-        hp.size = n if rsize is None else int(rsize)
-        hp.factor = int(rfactor)
-        hp.flags = _ffi.ROTQ_HADAMARD_TRANSPOSE_FACTOR if rtrans else 0
-        hp.scale = float(rscale)
-        if rsigns is not None:
-            rsigns = ns.signs_int8(rsigns, x, n)
-        hp.signs = ns.ptr(rsigns) if rsigns is not None else None
+        hp, rsigns = _hadamard_params(ns, x, n, *rotate)
         p.rotate = ctypes.pointer(hp)
 
     xv = view(ns, x, xd)

@@ -39,23 +39,13 @@ HAS_CUSTOM_OP = hasattr(torch, "library") and hasattr(torch.library, "custom_op"
 _POW2 = _ffi.ROTQ_HADAMARD_FACTOR_POW2
 
 
-def _check_pow2(n):
-    if n < 1 or (n & (n - 1)) or n > _ffi.ROTQ_HADAMARD_MAX_POW2:
-        raise _ffi.error(
-            _ffi.ROTQ_ERR_UNSUPPORTED_SIZE,
-            f"hadamard_transform needs the last dim to be a power of two <= "
-            f"{_ffi.ROTQ_HADAMARD_MAX_POW2}, got {n}. rotq does not zero-pad; use "
-            "rotq.hadamard_transform_k(x) for K*2^m sizes or rotq.hadamard(x, size=b) for a "
-            "block-diagonal transform")
-
-
 # ---------------------------------------------------------------------------
 # eager implementations
 # ---------------------------------------------------------------------------
 
 def _hadamard_transform_impl(x: Tensor, scale: float) -> Tensor:
     n = int(x.shape[-1]) if x.dim() else 0
-    _check_pow2(n)
+    _core.check_pow2(n)
     return _core.hadamard(_NS, x, n, _POW2, False, scale, None)
 
 
@@ -138,7 +128,7 @@ if HAS_CUSTOM_OP:
     @hadamard_transform_op.register_fake
     def _(x, scale):
         n = int(x.shape[-1]) if x.dim() else 0
-        _check_pow2(n)
+        _core.check_pow2(n)
         return x.new_empty(x.shape)
 
     @torch.library.custom_op("rotq::hadamard", mutates_args=())
