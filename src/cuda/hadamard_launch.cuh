@@ -3,22 +3,6 @@
 #pragma once
 #include "hadamard_factor.cuh"
 
-// Blocks of a persistent kernel: enough to fill every SM; the occupancy query
-// runs once per (kernel, device). (Used by the quantize kernels.)
-static inline int rotq_persistent_blocks(const void *kernel, int threads, size_t smem, int *cache,
-                                         const rotq_cuda_device_info *dev) {
-    int per_sm = __atomic_load_n(cache, __ATOMIC_RELAXED);
-    if (per_sm <= 0) {
-        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem) != cudaSuccess ||
-            per_sm <= 0) {
-            cudaGetLastError();
-            per_sm = 1;
-        }
-        __atomic_store_n(cache, per_sm, __ATOMIC_RELAXED);
-    }
-    return per_sm * dev->sm_count;
-}
-
 // Launch geometry of a persistent kernel with no runtime calls after the first
 // use on a device: that first call raises the kernel's dynamic shared-memory
 // limit to the device maximum and reads its register count (regs[device]);

@@ -11,8 +11,9 @@
 //     floats of W per block;
 //   longer rows: one row per block, cols / 32 threads (64 .. 512).
 // A row whose W does not fit the device's shared memory (more than about 54K
-// elements on H100, 39K on A100) returns ROTQ_ERR_NOT_SUPPORTED, as do rotations
-// with a factor K > 1 (not implemented on this path yet; see quantize.cu).
+// elements on H100, 39K on A100) returns ROTQ_ERR_NOT_SUPPORTED, and quantize.cu
+// then takes the unfused path (quantize_rot_factor.cu), as it does for every
+// rotation with a factor K > 1.
 //
 // Rows that are a power of two of 8 .. TILE_CTA elements with aligned rows and
 // codes take the pipelined tile kernels instead (quantize_rot_tile.cuh).
