@@ -61,16 +61,26 @@ template <int ES>
 __device__ __forceinline__ void rotq_fill_staging(const rotq_had_args &a, int64_t g0, int G, char *stg) {
     const int per = 16 / ES;
     if (a.vec_in) {
+        // Chunk c is chunk ch of local row block gl; (gl, ch) advance by
+        // blockDim.x chunks per step without a division.
         const int chunks_per_group = a.n / per;
         const int chunks = G * chunks_per_group;
+        int gl = 0, ch = threadIdx.x;
+        while (ch >= chunks_per_group) ch -= chunks_per_group, gl++;
+        bool live = g0 + gl < a.groups;
+        const char *row = live ? (const char *)a.x + rotq_group_base(a, g0 + gl, a.x_stride) * ES : NULL;
         for (int c = threadIdx.x; c < chunks; c += blockDim.x) {
-            int gl = c / chunks_per_group, ch = c - gl * chunks_per_group;
             char *dst = stg + rotq_chunk_swizzle((unsigned)c) * 16;
-            if (g0 + gl < a.groups)
-                ptx_cp_async_16(ptx_smem_addr(dst), (const char *)a.x +
-                                (rotq_group_base(a, g0 + gl, a.x_stride) + (int64_t)ch * per) * ES);
+            if (live)
+                ptx_cp_async_16(ptx_smem_addr(dst), row + ch * 16);
             else
                 *(uint4 *)dst = make_uint4(0, 0, 0, 0);
+            ch += blockDim.x;
+            if (ch >= chunks_per_group) {
+                while (ch >= chunks_per_group) ch -= chunks_per_group, gl++;
+                live = g0 + gl < a.groups;
+                row = live ? (const char *)a.x + rotq_group_base(a, g0 + gl, a.x_stride) * ES : NULL;
+            }
         }
     } else {
         const int count = G * a.n;
@@ -178,6 +188,15 @@ __device__ __forceinline__ void rotq_factor_columns(const rotq_had_args &a, cons
         }
     }
     // C = H_K * B, one 16-row m tile at a time; rows >= K are dropped.
+    // C element (m, column c) goes to W[rotq_w_index(e)], e = (gl*K + m) * 2^L
+    // + j for c = gl * 2^L + j. When the columns of this call lie in one row
+    // block (2^L >= WIDTH), e = row bits | column bits, and the index is
+    // additive over them: index(row << L) + index(j0 | 2tq) + off, with off in
+    // {0, 1, 8, 9} (< 32: unchanged) for the values of a lane in one row: one
+    // index per row, immediates for the stores.
+    const bool one_block = (1 << L) >= cols::WIDTH;
+    const int gl0 = col0 >> L;
+    const unsigned lane_part = rotq_w_index((unsigned)((col0 & mask) | (2 * tq)));
     for (int mt = 0; mt < f.kt; mt++) {
         float acc[cols::NB][4];
 #pragma unroll
@@ -197,17 +216,31 @@ __device__ __forceinline__ void rotq_factor_columns(const rotq_had_args &a, cons
                         ptx_mma_bf16_16816(acc[nb], afrag, b[kt][t][nb]);
                 }
         }
+        if (one_block) {
 #pragma unroll
-        for (int nb = 0; nb < cols::NB; nb++)
+            for (int h = 0; h < 2; h++) {
+                const int m = 16 * mt + gq + 8 * h;
+                if (m >= f.k) continue;
+                const unsigned base = rotq_w_index((unsigned)(gl0 * f.k + m) << L) + lane_part;
 #pragma unroll
-            for (int i = 0; i < 4; i++) {
-                int m = 16 * mt + gq + (i >> 1) * 8;
-                int c = col0 + 8 * nb + 2 * tq + (i & 1);
-                if (m < f.k) {
-                    int cgl = c >> L, cj = c & mask;
-                    W[rotq_w_swizzle((unsigned)(cgl * a.n + (m << L) + cj))] = acc[nb][i];
+                for (int nb = 0; nb < cols::NB; nb++) {
+                    W[base + (unsigned)(8 * nb)] = acc[nb][2 * h];
+                    W[base + (unsigned)(8 * nb + 1)] = acc[nb][2 * h + 1];
                 }
             }
+        } else {
+#pragma unroll
+            for (int nb = 0; nb < cols::NB; nb++)
+#pragma unroll
+                for (int i = 0; i < 4; i++) {
+                    int m = 16 * mt + gq + (i >> 1) * 8;
+                    int c = col0 + 8 * nb + 2 * tq + (i & 1);
+                    if (m < f.k) {
+                        int cgl = c >> L, cj = c & mask;
+                        W[rotq_w_index((unsigned)((cgl * f.k + m) << L | cj))] = acc[nb][i];
+                    }
+                }
+        }
     }
 }
 
@@ -272,7 +305,7 @@ __global__ void __launch_bounds__(ROTQ_FACTOR_THREADS, 1) rotq_had_factor_kernel
             float v[32];
             const unsigned base = rotq_phase_base(sub_base, tid, 0);
 #pragma unroll
-            for (int r = 0; r < 32; r++) v[r] = sub_base < total ? W[base ^ rotq_w_swizzle((unsigned)r)] : 0.0f;
+            for (int r = 0; r < 32; r++) v[r] = sub_base < total ? W[base + (unsigned)r] : 0.0f;
             rotq_phase<L>(0, v);
             rotq_pow2_phases<L, true>(a, W, sub_base, tid, sub_base, total, f.k, g0, v);
         }

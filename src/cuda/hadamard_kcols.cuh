@@ -15,7 +15,7 @@
 // Shared memory: A fragments, a zero chunk, the staged tile, its fp32 result.
 __host__ __device__ inline size_t rotq_kcols_smem(int kt, int k, int es) {
     return (size_t)kt * kt * 512 + 128 + (((size_t)k * ROTQ_KCOLS_WIDTH * es + 127) & ~(size_t)127) +
-           (size_t)k * ROTQ_KCOLS_WIDTH * 4;
+           (size_t)rotq_w_slots((unsigned)(k * ROTQ_KCOLS_WIDTH)) * 4;
 }
 
 // a: x = the first pass's output (element size ES), y = the result;
@@ -71,7 +71,7 @@ __global__ void __launch_bounds__(ROTQ_KCOLS_THREADS) rotq_had_kcols(rotq_had_ar
         // Scale and store: lanes take consecutive columns of a K row.
         for (int e = threadIdx.x; e < f.k * ROTQ_KCOLS_WIDTH; e += blockDim.x) {
             const int k = e >> ROTQ_KCOLS_LOG_WIDTH, j = e & (ROTQ_KCOLS_WIDTH - 1);
-            rotq_store_elem(a.y, ybase + ((int64_t)k << L) + j, a.out_dtype, W[rotq_w_swizzle((unsigned)e)] * a.scale);
+            rotq_store_elem(a.y, ybase + ((int64_t)k << L) + j, a.out_dtype, W[rotq_w_index((unsigned)e)] * a.scale);
         }
     }
 }

@@ -60,7 +60,7 @@ static size_t rotq_factor_smem(const rotq_had_args &a, const rotq_had_factor &f,
     const int64_t pass = (int64_t)plan::TILE * (ROTQ_FACTOR_THREADS / plan::SUB_THREADS); // W per pass
     const int64_t w_elems = (elems + pass - 1) / pass * pass;
     return (size_t)f.kt * f.kt * 512 + 128 + stages * rotq_factor_stage_bytes(f.groups_per_block, a.n, ES) +
-           (size_t)w_elems * 4;
+           (size_t)rotq_w_slots((unsigned)w_elems) * 4;
 }
 
 template <int L, int ES>

@@ -12,7 +12,7 @@
 //   address(tid, r) = (tid & ((1<<lo)-1)) | ((tid >> lo) << (lo+5)) | (r << lo)
 // so the lanes of a warp always cover address bits 0..4 (phases >= 1) or 5..9
 // (phase 0): coalesced global stores in the last phase, and no shared-memory
-// bank conflicts under the XOR swizzle below.
+// bank conflicts under the padded layout below.
 #pragma once
 
 template <int L>
@@ -35,13 +35,18 @@ struct rotq_pow2_plan {
     }
 };
 
-// XOR swizzle of an fp32 index into W (block-local): folds bits 5..9, 10..14
-// and 15..19 into the bank bits 0..4. It is linear over GF(2), so
-// swizzle(a | b) = swizzle(a) ^ swizzle(b) for disjoint bit sets: a thread
-// computes one base per phase and XORs a compile-time constant per register.
-__host__ __device__ constexpr unsigned rotq_w_swizzle(unsigned a) {
-    return a ^ (((a >> 5) ^ (a >> 10) ^ (a >> 15)) & 31u);
+// Slot of element a in W (block-local fp32): one padding word after every 32,
+// 1024 and 32768 elements, so that the 32 lanes of every phase's accesses
+// (address bits 0..4, or 5..9 in phase 0) hit 32 distinct banks. The map is
+// additive over disjoint bit sets, rotq_w_index(a | b) = rotq_w_index(a) +
+// rotq_w_index(b): a thread computes one base per phase and every register's
+// offset is a compile-time constant, the immediate of its LDS/STS. (An XOR
+// swizzle is as conflict-free but costs two integer instructions per access.)
+__host__ __device__ constexpr unsigned rotq_w_index(unsigned a) {
+    return a + (a >> 5) + (a >> 10) + (a >> 15);
 }
+// W slots for elements 0 .. n - 1.
+__host__ __device__ constexpr unsigned rotq_w_slots(unsigned n) { return n == 0 ? 0 : rotq_w_index(n - 1) + 1; }
 
 // Radix-2 butterflies over register bit `bit` of a 32-value array.
 template <int BIT>
@@ -71,11 +76,11 @@ __device__ __forceinline__ unsigned rotq_phase_dep(unsigned tid, int lo) {
     return (tid & ((1u << lo) - 1u)) | ((tid >> lo) << (lo + 5));
 }
 
-// Swizzled W index of this thread's register 0 in phase p, for the subtile that
+// W slot of this thread's register 0 in phase p, for the subtile that
 // starts at block-local element sub_base (a multiple of the subtile size). The
-// per-register offsets are rotq_w_swizzle(r << lo), compile-time constants.
+// per-register offsets are rotq_w_index(r << lo), compile-time constants.
 __device__ __forceinline__ unsigned rotq_phase_base(unsigned sub_base, unsigned tid, int lo) {
-    return rotq_w_swizzle(sub_base | rotq_phase_dep(tid, lo));
+    return rotq_w_index(sub_base | rotq_phase_dep(tid, lo));
 }
 
 // Chunk swizzle for 16-byte chunks of a staging buffer: folds chunk bits 3..

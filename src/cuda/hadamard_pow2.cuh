@@ -43,7 +43,7 @@ __device__ __forceinline__ void rotq_subtile_sync(void) {
 }
 
 // Phases 1.. of a subtile: values in registers (phase-0 layout) go through W
-// (block-local, swizzled fp32) and come back with every butterfly applied, in
+// (block-local, padded fp32: rotq_w_index) and come back with every butterfly applied, in
 // the last phase's layout. sub_base: the subtile's first block-local element.
 template <int L>
 __device__ __forceinline__ void rotq_pow2_exchanges(float *W, unsigned sub_base, unsigned tid, float v[32]) {
@@ -52,11 +52,11 @@ __device__ __forceinline__ void rotq_pow2_exchanges(float *W, unsigned sub_base,
     for (int p = 1; p < plan::PHASES; p++) {
         const unsigned wbase = rotq_phase_base(sub_base, tid, plan::lo(p - 1));
 #pragma unroll
-        for (int r = 0; r < 32; r++) W[wbase ^ rotq_w_swizzle((unsigned)r << plan::lo(p - 1))] = v[r];
+        for (int r = 0; r < 32; r++) W[wbase + rotq_w_index((unsigned)r << plan::lo(p - 1))] = v[r];
         rotq_subtile_sync<plan::SUB_THREADS>();
         const unsigned rbase = rotq_phase_base(sub_base, tid, plan::lo(p));
 #pragma unroll
-        for (int r = 0; r < 32; r++) v[r] = W[rbase ^ rotq_w_swizzle((unsigned)r << plan::lo(p))];
+        for (int r = 0; r < 32; r++) v[r] = W[rbase + rotq_w_index((unsigned)r << plan::lo(p))];
         rotq_phase<L>(p, v);
         // No barrier before the next phase's writes: each thread writes back
         // exactly the W slots it has just read.
@@ -74,14 +74,14 @@ __device__ __forceinline__ int64_t rotq_row_offset(const rotq_had_args &a, int64
         *live = R < a.groups;
         return rotq_group_base(a, R, a.y_stride);
     }
-    const int32_t gl = (int32_t)R / k;
+    const int32_t gl = (int32_t)R < k ? 0 : (int32_t)R / k; // no division for one row block per tile
     const int64_t g = g0 + gl;
     *live = g < a.groups;
     return rotq_group_base(a, g, a.y_stride) + ((int64_t)((int32_t)R - gl * k) << L);
 }
 
 // The phases after phase 0, on values in registers (phase-0 layout), through
-// W (block-local swizzled fp32). e_tile: global index of the subtile's first
+// W (block-local padded fp32). e_tile: global index of the subtile's first
 // element; sub_base: its block-local index. The last phase scales and stores,
 // lanes holding consecutive columns, so warp stores coalesce.
 template <int L, bool KF>
@@ -122,7 +122,9 @@ struct rotq_pow2_smem {
     typedef rotq_pow2_plan<L> plan;
     static constexpr int TILE_CTA = plan::TILE * plan::SUBTILES;  // elements per block iteration
     static constexpr int STAGE = TILE_CTA * ES;                    // bytes of one stage
-    static constexpr int EXTRA = TILE_CTA * 4 - STAGE;             // W beyond the stage it reuses
+    // W (padded fp32, rotq_w_index) beyond the stage it reuses, in whole
+    // 128-byte lines so that the next stage stays aligned
+    static constexpr int EXTRA = ((int)rotq_w_slots(TILE_CTA) * 4 - STAGE + 127) / 128 * 128;
     static constexpr bool PREFETCH = 2 * STAGE + EXTRA <= 200 * 1024;
     static constexpr int BYTES = PREFETCH ? 2 * STAGE + EXTRA : STAGE + EXTRA;
 };

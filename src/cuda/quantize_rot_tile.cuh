@@ -1,7 +1,7 @@
 // Fused power-of-two rotation + quantize on the Hadamard kernel's pipeline
 // (hadamard_pow2.cuh): a persistent block walks over tiles of TILE_CTA
 // elements, staged global -> shared with 16-byte cp.async and double-buffered
-// (rotq_stage_tile); phase 0 from the stage, later phases through the swizzled
+// (rotq_stage_tile); phase 0 from the stage, later phases through the padded
 // fp32 buffer W, in the same stage order as the Hadamard kernel and the CPU
 // backend (ascending bits, then * scale). Instead of storing the rotated
 // values, the last phase writes them (scaled) back to W and the block
@@ -274,9 +274,9 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_qt_min_blocks
         __syncthreads(); // every thread has read the stage that W overwrites
         float *W = (float *)((sm::PREFETCH && buf == 1 && sm::EXTRA > 0) ? rotq_smem + sm::STAGE : cur);
         if (plan::PHASES == 1) {
-            const unsigned b = rotq_w_swizzle(local0);
+            const unsigned b = rotq_w_index(local0); // local0: a multiple of 32
 #pragma unroll
-            for (int r = 0; r < 32; r++) W[b ^ (unsigned)r] = v[r] * a.scale;
+            for (int r = 0; r < 32; r++) W[b + (unsigned)r] = v[r] * a.scale;
         } else {
             rotq_pow2_exchanges<L>(W, sub_base, tid, v);
             // Rows of exactly 2^L int8 / fp8 codes: quantized from registers.
@@ -304,7 +304,7 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_qt_min_blocks
             constexpr int lo = plan::lo(plan::PHASES - 1);
             const unsigned wbase = rotq_phase_base(sub_base, tid, lo);
 #pragma unroll
-            for (int r = 0; r < 32; r++) W[wbase ^ rotq_w_swizzle((unsigned)r << lo)] = v[r] * a.scale;
+            for (int r = 0; r < 32; r++) W[wbase + rotq_w_index((unsigned)r << lo)] = v[r] * a.scale;
         }
         __syncthreads();
         const int64_t row0 = tile * R;

@@ -97,17 +97,17 @@ struct rotq_qt_stage_src {
     }
 };
 
-// Source: rotated fp32 rows in W, element e at W[rotq_w_swizzle(e)] (the
-// Hadamard kernels' swizzle, linear over GF(2): 8 aligned consecutive
-// elements are base ^ i). Row r starts at element r << cols_log.
+// Source: rotated fp32 rows in W, element e at W[rotq_w_index(e)] (the
+// Hadamard kernels' padded layout: 8 aligned consecutive elements are at
+// base + i). Row r starts at element r << cols_log.
 struct rotq_qt_w_src {
     const float *W;
     unsigned cols_log;
     __device__ __forceinline__ void load(unsigned r, unsigned c, float v[8]) const {
         const unsigned e = (r << cols_log) + c * 8u;
-        const unsigned b = e ^ (((e >> 5) ^ (e >> 10) ^ (e >> 15)) & 31u); // rotq_w_swizzle(e)
+        const unsigned b = e + (e >> 5) + (e >> 10) + (e >> 15); // rotq_w_index(e)
 #pragma unroll
-        for (int i = 0; i < 8; i++) v[i] = W[b ^ (unsigned)i];
+        for (int i = 0; i < 8; i++) v[i] = W[b + (unsigned)i];
     }
 };
 
