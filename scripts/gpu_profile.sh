@@ -15,7 +15,7 @@ OUT=${OUT:-$BUILD/profile}
 mkdir -p "$OUT"
 command -v nvcc >/dev/null || export PATH="/usr/local/cuda/bin:$PATH"
 t0=$SECONDS
-cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DROTQ_CUDA=ON \
+cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DROTQ_CUDA=ON \
     -DCMAKE_CUDA_ARCHITECTURES="${ROTQ_CUDA_ARCHS:-90a-real}" >"$OUT/build.log" 2>&1 &&
     cmake --build "$BUILD" --parallel "$(nproc)" >>"$OUT/build.log" 2>&1 || { tail -n 40 "$OUT/build.log"; exit 1; }
 echo "build: $((SECONDS - t0)) s"
