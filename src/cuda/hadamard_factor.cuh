@@ -26,6 +26,12 @@ typedef struct rotq_had_factor {
 } rotq_had_factor;
 
 #define ROTQ_FACTOR_MAX_KT 11
+// Kernels are built for two bounds on ceil(K / 16): 4 (K <= 64: 12 .. 60,
+// B fragments in 16 registers) and 11 (up to 172). The small bound leaves room
+// for two 512-thread blocks per SM under a 64-register cap (see
+// rotq_factor_min_blocks), the difference between one and two row blocks in
+// flight per SM.
+#define ROTQ_FACTOR_SMALL_KT 4
 
 template <int ES>
 __device__ __forceinline__ unsigned rotq_staging_index(unsigned e) {
@@ -134,7 +140,7 @@ struct rotq_factor_cols {
 
 // The K step for columns col0 .. col0 + 8*NB - 1 of the G*2^L columns of a
 // stage, written to W in fp32.
-template <int L, int ES>
+template <int L, int ES, int KTMAX>
 __device__ __forceinline__ void rotq_factor_columns(const rotq_had_args &a, const rotq_had_factor &f,
                                                     const char *stg, const char *zero16, const uint32_t *afr,
                                                     float *W, int64_t g0, int col0) {
@@ -142,14 +148,14 @@ __device__ __forceinline__ void rotq_factor_columns(const rotq_had_args &a, cons
     const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
     const int mask = (1 << L) - 1;
     // B operand of tile nb: column col0 + 8nb + gq, rows 2tq, 2tq+1 (+8) of every k tile.
-    uint32_t b[ROTQ_FACTOR_MAX_KT][cols::TERMS][cols::NB][2];
+    uint32_t b[KTMAX][cols::TERMS][cols::NB][2];
     if (ES == 2 && L >= 4 && !a.signs) {
         // 16 columns of one row block: one ldmatrix.x4.trans per k tile gives the
         // four B fragments (k halves x column halves); rows >= K read a zero chunk.
         const int gl = col0 >> L, j0 = col0 & mask;
         const int mi = lane >> 3, r = lane & 7;
 #pragma unroll
-        for (int kt = 0; kt < ROTQ_FACTOR_MAX_KT; kt++) {
+        for (int kt = 0; kt < KTMAX; kt++) {
             if (kt >= f.kt) break;
             const int k = 16 * kt + 8 * (mi & 1) + r;
             const unsigned e = (unsigned)(gl * a.n + (k << L) + j0 + 8 * (mi >> 1));
@@ -167,7 +173,7 @@ __device__ __forceinline__ void rotq_factor_columns(const rotq_had_args &a, cons
         const int col = col0 + 8 * nb + gq;
         const int gl = col >> L, j = col & mask;
 #pragma unroll
-        for (int kt = 0; kt < ROTQ_FACTOR_MAX_KT; kt++) {
+        for (int kt = 0; kt < KTMAX; kt++) {
             if (kt >= f.kt) break;
 #pragma unroll
             for (int h = 0; h < 2; h++) {
@@ -202,7 +208,7 @@ __device__ __forceinline__ void rotq_factor_columns(const rotq_had_args &a, cons
 #pragma unroll
         for (int nb = 0; nb < cols::NB; nb++) acc[nb][0] = acc[nb][1] = acc[nb][2] = acc[nb][3] = 0.f;
 #pragma unroll
-        for (int kt = 0; kt < ROTQ_FACTOR_MAX_KT; kt++) {
+        for (int kt = 0; kt < KTMAX; kt++) {
             if (kt >= f.kt) break;
             uint4 av = ((const uint4 *)afr)[(mt * f.kt + kt) * 32 + lane];
             uint32_t afrag[4] = {av.x, av.y, av.z, av.w};
@@ -256,8 +262,16 @@ __host__ __device__ inline size_t rotq_factor_stage_bytes(int G, int n, int es) 
 // A persistent block walks over tiles of G row blocks of n = K * 2^L: the next
 // tile streams into the other stage while this one runs the K step (stage ->
 // W) and the power-of-two phases (W -> global).
-template <int L, int ES>
-__global__ void __launch_bounds__(ROTQ_FACTOR_THREADS, 1) rotq_had_factor_kernel(rotq_had_args a, const __grid_constant__ rotq_had_factor f) {
+// Blocks per SM the register cap aims at: two for 16-bit inputs with K <= 64
+// and 2^L <= 1024 (64 registers: the two-phase power-of-two part fits), else one.
+template <int L, int ES, int KTMAX>
+struct rotq_factor_min_blocks {
+    static constexpr int value = ES == 2 && KTMAX <= ROTQ_FACTOR_SMALL_KT && L <= 10 ? 2 : 1;
+};
+
+template <int L, int ES, int KTMAX>
+__global__ void __launch_bounds__(ROTQ_FACTOR_THREADS, (rotq_factor_min_blocks<L, ES, KTMAX>::value))
+    rotq_had_factor_kernel(rotq_had_args a, const __grid_constant__ rotq_had_factor f) {
     typedef rotq_pow2_plan<L> plan;
     typedef rotq_factor_cols<ES> cols;
     extern __shared__ __align__(16) char rotq_fsmem[];
@@ -296,7 +310,7 @@ __global__ void __launch_bounds__(ROTQ_FACTOR_THREADS, 1) rotq_had_factor_kernel
         const int64_t g0 = tile * G;
 
         for (int col0 = (threadIdx.x >> 5) * cols::WIDTH; col0 < ncols; col0 += (blockDim.x >> 5) * cols::WIDTH)
-            rotq_factor_columns<L, ES>(a, f, stg, zero16, afr, W, g0, col0);
+            rotq_factor_columns<L, ES, KTMAX>(a, f, stg, zero16, afr, W, g0, col0);
         __syncthreads();
 
         // Power-of-two phases over the K*G rows of 2^L now in W.

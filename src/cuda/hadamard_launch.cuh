@@ -63,11 +63,12 @@ static size_t rotq_factor_smem(const rotq_had_args &a, const rotq_had_factor &f,
            (size_t)rotq_w_slots((unsigned)w_elems) * 4;
 }
 
-template <int L, int ES>
+template <int L, int ES, int KTMAX>
 static rotq_status rotq_launch_factor(const rotq_had_args &a, rotq_had_factor &f, cudaStream_t stream,
                                       const rotq_cuda_device_info *dev) {
     static int regs[64]; // per device; 0 = not prepared yet
-    const void *kernel = (const void *)rotq_had_factor_kernel<L, ES>;
+    if (f.kt > KTMAX) return ROTQ_ERR_NOT_SUPPORTED; // the dispatch picks KTMAX >= kt
+    const void *kernel = (const void *)rotq_had_factor_kernel<L, ES, KTMAX>;
     // Two blocks per SM without prefetch beat one block with it: take the
     // single stage when that is what lets a second block fit.
     const size_t smem2 = rotq_factor_smem<L, ES>(a, f, 2), smem1 = rotq_factor_smem<L, ES>(a, f, 1);
@@ -78,7 +79,7 @@ static rotq_status rotq_launch_factor(const rotq_had_args &a, rotq_had_factor &f
     int64_t grid = 0;
     rotq_status st = rotq_persistent_grid(kernel, ROTQ_FACTOR_THREADS, smem, regs, dev, ntiles, &grid);
     if (st != ROTQ_OK) return st;
-    rotq_had_factor_kernel<L, ES><<<(unsigned)grid, ROTQ_FACTOR_THREADS, smem, stream>>>(a, f);
+    rotq_had_factor_kernel<L, ES, KTMAX><<<(unsigned)grid, ROTQ_FACTOR_THREADS, smem, stream>>>(a, f);
     return rotq_cuda_check_launch();
 }
 
