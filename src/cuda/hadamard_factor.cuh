@@ -139,11 +139,11 @@ struct rotq_factor_cols {
 };
 
 // The K step for columns col0 .. col0 + 8*NB - 1 of the G*2^L columns of a
-// stage, written to W in fp32.
+// stage, output rows 16*mt0 .. 16*mt1 - 1 (clipped to K), written to W in fp32.
 template <int L, int ES, int KTMAX>
 __device__ __forceinline__ void rotq_factor_columns(const rotq_had_args &a, const rotq_had_factor &f,
                                                     const char *stg, const char *zero16, const uint32_t *afr,
-                                                    float *W, int64_t g0, int col0) {
+                                                    float *W, int64_t g0, int col0, int mt0, int mt1) {
     typedef rotq_factor_cols<ES> cols;
     const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
     const int mask = (1 << L) - 1;
@@ -203,7 +203,7 @@ __device__ __forceinline__ void rotq_factor_columns(const rotq_had_args &a, cons
     const bool one_block = (1 << L) >= cols::WIDTH;
     const int gl0 = col0 >> L;
     const unsigned lane_part = rotq_w_index((unsigned)((col0 & mask) | (2 * tq)));
-    for (int mt = 0; mt < f.kt; mt++) {
+    for (int mt = mt0; mt < mt1; mt++) {
         float acc[cols::NB][4];
 #pragma unroll
         for (int nb = 0; nb < cols::NB; nb++) acc[nb][0] = acc[nb][1] = acc[nb][2] = acc[nb][3] = 0.f;
@@ -309,13 +309,27 @@ __global__ void __launch_bounds__(ROTQ_FACTOR_THREADS, (rotq_factor_min_blocks<L
         const char *stg = stage0 + buf * stage_bytes;
         const int64_t g0 = tile * G;
 
-        for (int col0 = (threadIdx.x >> 5) * cols::WIDTH; col0 < ncols; col0 += (blockDim.x >> 5) * cols::WIDTH)
-            rotq_factor_columns<L, ES, KTMAX>(a, f, stg, zero16, afr, W, g0, col0);
+        // Warp tasks: (column group, range of m tiles). With fewer column groups
+        // than warps (large K, small 2^L: 172 * 64 has 4 groups of 16 columns)
+        // the m tiles are split too, so that every warp has work.
+        {
+            const int nwarps = ROTQ_FACTOR_THREADS / 32, groups = ncols / cols::WIDTH;
+            int parts = KTMAX <= ROTQ_FACTOR_SMALL_KT || groups >= nwarps ? 1 : nwarps / groups;
+            if (parts > f.kt) parts = f.kt;
+            for (int task = threadIdx.x >> 5; task < groups * parts; task += nwarps) {
+                const int grp = task / parts, part = task - grp * parts;
+                rotq_factor_columns<L, ES, KTMAX>(a, f, stg, zero16, afr, W, g0, grp * cols::WIDTH,
+                                                  part * f.kt / parts, (part + 1) * f.kt / parts);
+            }
+        }
         __syncthreads();
 
         // Power-of-two phases over the K*G rows of 2^L now in W.
         for (int64_t s0 = 0; s0 * plan::TILE < total; s0 += ROTQ_FACTOR_THREADS / plan::SUB_THREADS) {
             const unsigned sub_base = (unsigned)((s0 + sub) * plan::TILE);
+            // A one-warp subtile past the end has nothing to do (larger ones
+            // take part in the block's barriers).
+            if (plan::SUB_THREADS == 32 && sub_base >= total) break;
             float v[32];
             const unsigned base = rotq_phase_base(sub_base, tid, 0);
 #pragma unroll

@@ -73,6 +73,9 @@ static rotq_status rotq_launch_factor(const rotq_had_args &a, rotq_had_factor &f
     // single stage when that is what lets a second block fit.
     const size_t smem2 = rotq_factor_smem<L, ES>(a, f, 2), smem1 = rotq_factor_smem<L, ES>(a, f, 1);
     const size_t per_sm = (size_t)dev->smem_per_sm;
+    // The 64-register build pays with spills for its second block: without
+    // room for that block, the caller takes the one-block build.
+    if (rotq_factor_min_blocks<L, ES, KTMAX>::value > 1 && per_sm / (smem1 + 1024) < 2) return ROTQ_ERR_NOT_SUPPORTED;
     f.stages = (per_sm / (smem2 + 1024) < 2 && per_sm / (smem1 + 1024) >= 2) || smem2 > (size_t)dev->max_smem_optin ? 1 : 2;
     const size_t smem = f.stages == 2 ? smem2 : smem1;
     const int64_t ntiles = (a.groups + f.groups_per_block - 1) / f.groups_per_block;
