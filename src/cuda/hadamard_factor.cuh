@@ -255,22 +255,23 @@ __host__ __device__ inline size_t rotq_factor_stage_bytes(int G, int n, int es) 
     return ((size_t)G * n * es + 127) & ~(size_t)127; // the chunk swizzle permutes within 128 B
 }
 
-// Threads of a factor-kernel block: 16 warps, so that one block per SM (its
-// shared memory allows no more) still hides latency.
-#define ROTQ_FACTOR_THREADS 512
+// Block shape and the blocks per SM its register cap aims at. 16-bit inputs
+// with K <= 64 and 2^L <= 1024: two blocks of 384 threads (85 registers;
+// measured on the H100: 64 registers with 512 threads spill in the phases and
+// gain less), when their shared memory fits (the launcher checks). Otherwise
+// one block of 512 threads (128 registers), 16 warps to hide latency.
+template <int L, int ES, int KTMAX>
+struct rotq_factor_shape {
+    static constexpr bool TWO = ES == 2 && KTMAX <= ROTQ_FACTOR_SMALL_KT && L <= 10;
+    static constexpr int THREADS = TWO ? 384 : 512;
+    static constexpr int BLOCKS = TWO ? 2 : 1;
+};
 
 // A persistent block walks over tiles of G row blocks of n = K * 2^L: the next
 // tile streams into the other stage while this one runs the K step (stage ->
 // W) and the power-of-two phases (W -> global).
-// Blocks per SM the register cap aims at: two for 16-bit inputs with K <= 64
-// and 2^L <= 1024 (64 registers: the two-phase power-of-two part fits), else one.
 template <int L, int ES, int KTMAX>
-struct rotq_factor_min_blocks {
-    static constexpr int value = ES == 2 && KTMAX <= ROTQ_FACTOR_SMALL_KT && L <= 10 ? 2 : 1;
-};
-
-template <int L, int ES, int KTMAX>
-__global__ void __launch_bounds__(ROTQ_FACTOR_THREADS, (rotq_factor_min_blocks<L, ES, KTMAX>::value))
+__global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX>::THREADS), (rotq_factor_shape<L, ES, KTMAX>::BLOCKS))
     rotq_had_factor_kernel(rotq_had_args a, const __grid_constant__ rotq_had_factor f) {
     typedef rotq_pow2_plan<L> plan;
     typedef rotq_factor_cols<ES> cols;
@@ -313,7 +314,7 @@ __global__ void __launch_bounds__(ROTQ_FACTOR_THREADS, (rotq_factor_min_blocks<L
         // than warps (large K, small 2^L: 172 * 64 has 4 groups of 16 columns)
         // the m tiles are split too, so that every warp has work.
         {
-            const int nwarps = ROTQ_FACTOR_THREADS / 32, groups = ncols / cols::WIDTH;
+            const int nwarps = rotq_factor_shape<L, ES, KTMAX>::THREADS / 32, groups = ncols / cols::WIDTH;
             int parts = KTMAX <= ROTQ_FACTOR_SMALL_KT || groups >= nwarps ? 1 : nwarps / groups;
             if (parts > f.kt) parts = f.kt;
             for (int task = threadIdx.x >> 5; task < groups * parts; task += nwarps) {
@@ -325,7 +326,7 @@ __global__ void __launch_bounds__(ROTQ_FACTOR_THREADS, (rotq_factor_min_blocks<L
         __syncthreads();
 
         // Power-of-two phases over the K*G rows of 2^L now in W.
-        for (int64_t s0 = 0; s0 * plan::TILE < total; s0 += ROTQ_FACTOR_THREADS / plan::SUB_THREADS) {
+        for (int64_t s0 = 0; s0 * plan::TILE < total; s0 += rotq_factor_shape<L, ES, KTMAX>::THREADS / plan::SUB_THREADS) {
             const unsigned sub_base = (unsigned)((s0 + sub) * plan::TILE);
             // A one-warp subtile past the end has nothing to do (larger ones
             // take part in the block's barriers).

@@ -53,11 +53,11 @@ static rotq_status rotq_launch_pow2(const rotq_had_args &a, cudaStream_t stream,
 }
 
 // Shared memory of the factor kernel with `stages` staging buffers.
-template <int L, int ES>
+template <int L, int ES, int KTMAX>
 static size_t rotq_factor_smem(const rotq_had_args &a, const rotq_had_factor &f, int stages) {
     typedef rotq_pow2_plan<L> plan;
     const int64_t elems = (int64_t)f.groups_per_block * a.n;
-    const int64_t pass = (int64_t)plan::TILE * (ROTQ_FACTOR_THREADS / plan::SUB_THREADS); // W per pass
+    const int64_t pass = (int64_t)plan::TILE * (rotq_factor_shape<L, ES, KTMAX>::THREADS / plan::SUB_THREADS); // W per pass
     const int64_t w_elems = (elems + pass - 1) / pass * pass;
     return (size_t)f.kt * f.kt * 512 + 128 + stages * rotq_factor_stage_bytes(f.groups_per_block, a.n, ES) +
            (size_t)rotq_w_slots((unsigned)w_elems) * 4;
@@ -71,18 +71,19 @@ static rotq_status rotq_launch_factor(const rotq_had_args &a, rotq_had_factor &f
     const void *kernel = (const void *)rotq_had_factor_kernel<L, ES, KTMAX>;
     // Two blocks per SM without prefetch beat one block with it: take the
     // single stage when that is what lets a second block fit.
-    const size_t smem2 = rotq_factor_smem<L, ES>(a, f, 2), smem1 = rotq_factor_smem<L, ES>(a, f, 1);
+    const size_t smem2 = rotq_factor_smem<L, ES, KTMAX>(a, f, 2), smem1 = rotq_factor_smem<L, ES, KTMAX>(a, f, 1);
     const size_t per_sm = (size_t)dev->smem_per_sm;
     // The 64-register build pays with spills for its second block: without
     // room for that block, the caller takes the one-block build.
-    if (rotq_factor_min_blocks<L, ES, KTMAX>::value > 1 && per_sm / (smem1 + 1024) < 2) return ROTQ_ERR_NOT_SUPPORTED;
+    typedef rotq_factor_shape<L, ES, KTMAX> shape;
+    if (shape::BLOCKS > 1 && per_sm / (smem1 + 1024) < 2) return ROTQ_ERR_NOT_SUPPORTED;
     f.stages = (per_sm / (smem2 + 1024) < 2 && per_sm / (smem1 + 1024) >= 2) || smem2 > (size_t)dev->max_smem_optin ? 1 : 2;
     const size_t smem = f.stages == 2 ? smem2 : smem1;
     const int64_t ntiles = (a.groups + f.groups_per_block - 1) / f.groups_per_block;
     int64_t grid = 0;
-    rotq_status st = rotq_persistent_grid(kernel, ROTQ_FACTOR_THREADS, smem, regs, dev, ntiles, &grid);
+    rotq_status st = rotq_persistent_grid(kernel, shape::THREADS, smem, regs, dev, ntiles, &grid);
     if (st != ROTQ_OK) return st;
-    rotq_had_factor_kernel<L, ES, KTMAX><<<(unsigned)grid, ROTQ_FACTOR_THREADS, smem, stream>>>(a, f);
+    rotq_had_factor_kernel<L, ES, KTMAX><<<(unsigned)grid, shape::THREADS, smem, stream>>>(a, f);
     return rotq_cuda_check_launch();
 }
 
