@@ -241,11 +241,11 @@ __device__ __forceinline__ void rotq_store_small(const rotq_had_args &a, char *W
 }
 
 // Register caps, measured on the H100: n <= 1024 runs best with 64 registers
-// (four 256-thread blocks per SM), n = 2048..8192 with 128 (two blocks: the
+// (four 256-thread blocks per SM), n = 2048..8192 with 80 (three blocks; the
 // three-phase kernels spill under 64), n >= 16384 has 64 by its block size.
 template <int L>
 struct rotq_pow2_min_blocks {
-    static constexpr int value = L >= 11 && L <= 13 ? 2 : 1024 / rotq_pow2_plan<L>::THREADS;
+    static constexpr int value = L >= 11 && L <= 13 ? 3 : 1024 / rotq_pow2_plan<L>::THREADS;
 };
 
 template <int L, int ES>
