@@ -241,37 +241,40 @@ __device__ __forceinline__ void rotq_small_write(const rotq_had_args &a, int64_t
     }
 }
 
+// V consecutive elements of row block g from column col (signs applied).
+template <int V>
+__device__ __forceinline__ void rotq_small_load_row(const rotq_had_args &a, uint32_t g, uint32_t col, float *v) {
+    uint32_t sb;
+    rotq_small_read<V>(a, rotq_small_base(a, g, a.x_stride, &sb) + col, a.vec_in != 0, v);
+    if (!a.signs) return;
+    const int8_t *s = a.signs + sb + col;
+    if (((uintptr_t)s & 7u) == 0) {
+#pragma unroll
+        for (int i = 0; i < V / 8; i++) {
+            const uint2 w = ((const uint2 *)s)[i];
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                v[8 * i + k] = rotq_small_flip(v[8 * i + k], w.x, k);
+                v[8 * i + 4 + k] = rotq_small_flip(v[8 * i + 4 + k], w.y, k);
+            }
+        }
+    } else {
+#pragma unroll
+        for (int r = 0; r < V; r++) v[r] = rotq_apply_sign(s, r, v[r]);
+    }
+}
+
 // Round-0 values of the thread whose first tile element is e0 (signs applied);
 // zeros past the end.
 template <int L>
 __device__ __forceinline__ void rotq_small_load(const rotq_had_args &a, uint32_t e0, uint32_t total, float *v) {
     typedef rotq_small_plan<L> P;
-    const uint32_t mask = (1u << L) - 1u;
     if (L >= P::LOGV) { // one row block
-        if (e0 >= total) {
+        if (e0 < total) {
+            rotq_small_load_row<P::V>(a, e0 >> L, e0 & ((1u << L) - 1u), v);
+        } else {
 #pragma unroll
             for (int r = 0; r < P::V; r++) v[r] = 0.0f;
-            return;
-        }
-        uint32_t sb;
-        const int64_t off = rotq_small_base(a, e0 >> L, a.x_stride, &sb) + (e0 & mask);
-        rotq_small_read<P::V>(a, off, a.vec_in != 0, v);
-        if (a.signs) {
-            const int8_t *s = a.signs + sb + (e0 & mask);
-            if (((uintptr_t)s & 7u) == 0) {
-#pragma unroll
-                for (int i = 0; i < P::V / 8; i++) {
-                    const uint2 w = ((const uint2 *)s)[i];
-#pragma unroll
-                    for (int k = 0; k < 4; k++) {
-                        v[8 * i + k] = rotq_small_flip(v[8 * i + k], w.x, k);
-                        v[8 * i + 4 + k] = rotq_small_flip(v[8 * i + 4 + k], w.y, k);
-                    }
-                }
-            } else {
-#pragma unroll
-                for (int r = 0; r < P::V; r++) v[r] = rotq_apply_sign(s, r, v[r]);
-            }
         }
         return;
     }
@@ -380,26 +383,34 @@ __device__ __forceinline__ void rotq_small_store(const rotq_had_args &a, uint32_
                                     v + q * RB);
 }
 
+// Every round of plan L on the values of round 0 (loaded): they end in the last
+// round's layout. W: plan::W_WORDS floats of shared memory.
+template <int L>
+__device__ __forceinline__ void rotq_small_rounds(float *W, unsigned t, float *v) {
+    typedef rotq_small_plan<L> P;
+    static_assert(P::valid(), "rotq_small_plan: a round is not a conflict-free layout");
+    static_assert(P::ROUNDS <= 3, "rotq_small_rounds handles three rounds");
+    rotq_small_butterflies<L, 0>(v);
+    rotq_small_shuffles<L>(v);
+    if constexpr (P::ROUNDS > 1) {
+        rotq_small_exchange<L, 1>(W, t, v);
+        rotq_small_butterflies<L, 1>(v);
+    }
+    if constexpr (P::ROUNDS > 2) {
+        rotq_small_exchange<L, 2>(W, t, v);
+        rotq_small_butterflies<L, 2>(v);
+    }
+}
+
 template <int L>
 __global__ void __launch_bounds__(rotq_small_plan<L>::THREADS) rotq_had_small(rotq_had_args a) {
     typedef rotq_small_plan<L> P;
-    static_assert(P::valid(), "rotq_small_plan: a round is not a conflict-free layout");
-    static_assert(P::ROUNDS <= 3, "rotq_had_small handles three rounds");
     extern __shared__ float rotq_small_w[];
     const unsigned t = threadIdx.x;
     const uint32_t total = (uint32_t)a.groups << L; // <= ROTQ_SMALL_MAX_ELEMENTS
     const uint32_t e_tile = blockIdx.x << P::LE;
     float v[P::V];
     rotq_small_load<L>(a, e_tile + (t << P::LOGV), total, v);
-    rotq_small_butterflies<L, 0>(v);
-    rotq_small_shuffles<L>(v);
-    if constexpr (P::ROUNDS > 1) {
-        rotq_small_exchange<L, 1>(rotq_small_w, t, v);
-        rotq_small_butterflies<L, 1>(v);
-    }
-    if constexpr (P::ROUNDS > 2) {
-        rotq_small_exchange<L, 2>(rotq_small_w, t, v);
-        rotq_small_butterflies<L, 2>(v);
-    }
+    rotq_small_rounds<L>(rotq_small_w, t, v);
     rotq_small_store<L>(a, e_tile, total, t, v);
 }
