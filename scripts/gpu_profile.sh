@@ -23,7 +23,7 @@ echo "build: $((SECONDS - t0)) s"
     -L"$BUILD" -lrotq -Xlinker -rpath="$(pwd)/$BUILD" &&
     "$BUILD/decode_latency" | tee "$OUT/probe.txt"
 NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
-ROWS=${ROTQ_PROFILE_ROWS:-"hadamard28x512 f16|rotq_had_factor;hadamard12x1024 f16|rotq_had_factor;hadamard172x64 f16|rotq_had_factor;hadamard f16 n=4096 elements=33554432|rotq_had_pow2;hadamard f16 n=32768 elements=33554432|rotq_had_pow2;rot+int8 f16 n=4096 elements=33554432|rotq_qt_rot;hadamard-decode hadamard f16 n=4096 elements=65536|rotq_had_pow2"}
+ROWS=${ROTQ_PROFILE_ROWS:-"hadamard28x512 f16|rotq_had_factor;hadamard12x1024 f16|rotq_had_factor;hadamard172x64 f16|rotq_had_factor;hadamard f16 n=4096 elements=33554432|rotq_had_pow2;hadamard f16 n=32768 elements=33554432|rotq_had_pow2;rot+int8 f16 n=4096 elements=33554432|rotq_qt_rot;hadamard-decode hadamard f16 n=4096 elements=65536|rotq_had_small"}
 IFS=';' read -ra list <<<"$ROWS"
 i=0
 for row in "${list[@]}"; do

@@ -91,6 +91,15 @@ extern "C" rotq_status rotq__cuda_hadamard(const rotq_exec *exec, const rotq__ha
     cudaStream_t stream = rotq_cuda_stream(exec);
 
     if (plan->k == 1) {
+        if ((a.groups << L) <= ROTQ_SMALL_MAX_ELEMENTS) {
+            // Decode sizes: the latency kernel (hadamard_small.cuh). A thread's
+            // values are 8..32 consecutive elements of a row block (or of packed
+            // row blocks), so the 16-byte test is the same for input and output.
+            a.vec_in = in_rows_aligned || (rotq_aligned16(x->data) && x->stride == x->cols);
+            a.vec_out = out_rows_aligned || (rotq_aligned16(y->data) && y->stride == y->cols);
+            const rotq_status small = rotq_dispatch_small(L, a, stream, dev);
+            if (small != ROTQ_ERR_NOT_SUPPORTED) return small;
+        }
         // 16-byte chunks of a tile are contiguous in memory when rows (row
         // blocks) are 16-byte multiples, or when row blocks are packed back to back.
         // Vector output is used by the sizes that finish in phase-0 layout (n <= 128).

@@ -1,7 +1,10 @@
 // Launchers of the Hadamard kernels. The instantiations are spread over
 // hadamard_inst_*.cu so that they compile in parallel.
 #pragma once
+#include <string.h>
+
 #include "hadamard_factor.cuh"
+#include "hadamard_small_cluster.cuh"
 
 // Launch geometry of a persistent kernel with no runtime calls after the first
 // use on a device: that first call raises the kernel's dynamic shared-memory
@@ -52,6 +55,71 @@ static rotq_status rotq_launch_pow2(const rotq_had_args &a, cudaStream_t stream,
     return rotq_cuda_check_launch();
 }
 
+// One block per tile of whole row blocks, no persistent loop. W above the default
+// 48 KB (n >= 16384) needs the kernel's limit raised: once per device.
+template <int L>
+static rotq_status rotq_launch_small(const rotq_had_args &a, cudaStream_t stream, const rotq_cuda_device_info *dev) {
+    typedef rotq_small_plan<L> plan;
+    constexpr size_t smem = (size_t)plan::W_WORDS * 4;
+    if constexpr (smem > 48 * 1024) {
+        static int ready[64]; // per device; 0 = limit not raised yet
+        int *slot = &ready[dev->device & 63];
+        if (!__atomic_load_n(slot, __ATOMIC_ACQUIRE)) {
+            if (smem > (size_t)dev->max_smem_optin) return ROTQ_ERR_NOT_SUPPORTED;
+            if (cudaFuncSetAttribute((const void *)rotq_had_small<L>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     (int)smem) != cudaSuccess) {
+                cudaGetLastError();
+                return ROTQ_ERR_CUDA;
+            }
+            __atomic_store_n(slot, 1, __ATOMIC_RELEASE);
+        }
+    }
+    const int64_t total = a.groups << L;
+    const unsigned grid = (unsigned)((total + (1 << plan::LE) - 1) >> plan::LE);
+    rotq_had_small<L><<<grid, plan::THREADS, smem, stream>>>(a);
+    return rotq_cuda_check_launch();
+}
+
+// One cluster of 2^S blocks per row block. Usable when the device has clusters,
+// the loaded code of the kernel is sm_90's (not older PTX JIT-compiled, whose body
+// is empty) and a cluster fits on the device; checked once per device, else
+// ROTQ_ERR_NOT_SUPPORTED (the caller falls back to the one-block kernel).
+template <int L>
+static rotq_status rotq_launch_cluster(const rotq_had_args &a, cudaStream_t stream, const rotq_cuda_device_info *dev) {
+    typedef rotq_cluster_plan<L> plan;
+    static int usable[64]; // per device: 0 not checked yet, 1 yes, -1 no
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = 1u << plan::S;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cudaLaunchConfig_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.gridDim = dim3((unsigned)(a.groups << plan::S));
+    cfg.blockDim = dim3(plan::THREADS);
+    cfg.dynamicSmemBytes = plan::SMEM;
+    cfg.stream = stream;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    int *slot = &usable[dev->device & 63];
+    int u = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (u == 0) {
+        cudaFuncAttributes fa;
+        int clusters = 0;
+        u = dev->cc_major >= 9 && cudaFuncGetAttributes(&fa, (const void *)rotq_had_cluster<L>) == cudaSuccess &&
+                    fa.ptxVersion >= 90 &&
+                    cudaOccupancyMaxActiveClusters(&clusters, (const void *)rotq_had_cluster<L>, &cfg) == cudaSuccess &&
+                    clusters > 0
+                ? 1
+                : -1;
+        cudaGetLastError();
+        __atomic_store_n(slot, u, __ATOMIC_RELEASE);
+    }
+    if (u < 0) return ROTQ_ERR_NOT_SUPPORTED;
+    cudaLaunchKernelEx(&cfg, rotq_had_cluster<L>, a);
+    return rotq_cuda_check_launch();
+}
+
 // Shared memory of the factor kernel with `stages` staging buffers.
 template <int L, int ES, int KTMAX>
 static size_t rotq_factor_smem(const rotq_had_args &a, const rotq_had_factor &f, int stages) {
@@ -91,6 +159,9 @@ static rotq_status rotq_launch_factor(const rotq_had_args &a, rotq_had_factor &f
 // sizes without a kernel.
 rotq_status rotq_dispatch_pow2_es2(int L, const rotq_had_args &a, cudaStream_t s, const rotq_cuda_device_info *d);
 rotq_status rotq_dispatch_pow2_es4(int L, const rotq_had_args &a, cudaStream_t s, const rotq_cuda_device_info *d);
+// The small-problem kernels (hadamard_small*.cuh), any input dtype; only for
+// groups << L <= ROTQ_SMALL_MAX_ELEMENTS.
+rotq_status rotq_dispatch_small(int L, const rotq_had_args &a, cudaStream_t s, const rotq_cuda_device_info *d);
 rotq_status rotq_dispatch_factor_es2(int L, const rotq_had_args &a, rotq_had_factor &f, cudaStream_t s,
                                      const rotq_cuda_device_info *d);
 rotq_status rotq_dispatch_factor_es4(int L, const rotq_had_args &a, rotq_had_factor &f, cudaStream_t s,

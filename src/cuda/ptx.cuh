@@ -66,3 +66,63 @@ __device__ __forceinline__ void ptx_ldmatrix_x4_trans(uint32_t r[4], uint32_t sm
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                  : "r"(smem_addr));
 }
+
+// ---- thread block clusters (sm_90+; callers compile these only for __CUDA_ARCH__ >= 900)
+// PTX ISA: "%cluster_ctarank", "mapa", "barrier.cluster", "mbarrier", "st.async".
+
+// This block's rank in its cluster.
+__device__ __forceinline__ uint32_t ptx_cluster_ctarank(void) {
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+    return r;
+}
+
+// The shared::cluster address of the same shared-memory location in block `rank`.
+__device__ __forceinline__ uint32_t ptx_mapa_shared(uint32_t smem_addr, uint32_t rank) {
+    uint32_t r;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(smem_addr), "r"(rank));
+    return r;
+}
+
+// Cluster barrier, split: arrive without ordering anything, then wait (acquire)
+// until every thread of every block of the cluster has arrived.
+__device__ __forceinline__ void ptx_cluster_arrive_relaxed(void) {
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void ptx_cluster_wait(void) {
+    asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+
+// An mbarrier in this block's shared memory expecting `count` arrivals; the fence
+// makes the initialization visible to the cluster (before its first remote use).
+__device__ __forceinline__ void ptx_mbarrier_init(uint32_t mbar, uint32_t count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(mbar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void ptx_fence_mbarrier_init(void) {
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+// One arrival that also raises the barrier's expected transaction count by `bytes`.
+__device__ __forceinline__ void ptx_mbarrier_arrive_expect_tx(uint32_t mbar, uint32_t bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(mbar), "r"(bytes) : "memory");
+}
+
+// Whether the barrier's phase `parity` has completed (acquire); may wait a while first.
+__device__ __forceinline__ bool ptx_mbarrier_try_wait(uint32_t mbar, uint32_t parity) {
+    uint32_t done;
+    asm volatile(
+        "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(mbar), "r"(parity)
+        : "memory");
+    return done != 0;
+}
+
+// 4-byte store into (another) block's shared memory that completes 4 bytes of
+// the transaction count of that block's mbarrier: both are shared::cluster
+// addresses (ptx_mapa_shared). The receiver sees the data once the phase completes.
+__device__ __forceinline__ void ptx_st_async_f32(uint32_t cluster_addr, float v, uint32_t cluster_mbar) {
+    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];\n" ::"r"(cluster_addr),
+                 "r"(__float_as_uint(v)), "r"(cluster_mbar)
+                 : "memory");
+}
