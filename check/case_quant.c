@@ -16,6 +16,12 @@
  * one step only where s_i lies within delta_i of the rounding boundary between the
  * two codes; every code must be within the format's rounding bound of s_i (half a
  * step, plus delta_i); row sums must equal the sum of the codes written.
+ * Rotated special rows (NaN / Inf inputs): an output is non-finite in float
+ * exactly where it is in double (each output sums every input of its block once,
+ * with signs +-1, so +Inf meets -Inf in some partial sum iff it does in the
+ * total), and the codes of non-finite values follow from the rules alone (NaN
+ * -> 0 / 0x7f, +-Inf -> +-QMAX, or NaN -> 0 / 0x7f again where inv is 0): those
+ * codes must be identical.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -37,7 +43,8 @@ typedef struct quant_case {
     int rsigns;
     rotq_dtype din;
     int64_t rows, cols, xs, qs;
-    int special;  /* rows of NaN, Inf, zeros, huge and tiny values (no rotation) */
+    int special;  /* rows of NaN, Inf, zeros, huge and tiny values: 1 exact (no rotation), 2 rotated */
+    float rscale; /* rotation scale; 0: the default 1/sqrt(n) */
     int row_sums; /* INT8_ROW: ask for row sums */
     int offset;   /* elements into the allocations */
     int variant;
@@ -49,10 +56,11 @@ static const char *kind_name(rotq_quant_kind k) {
 }
 
 static void case_name(const quant_case *q, char *buf, size_t n) {
-    char rot[96] = "rotate=none";
+    char rot[128] = "rotate=none", rs[48] = "";
+    if (q->rscale != 0.0f) snprintf(rs, sizeof rs, "/scale%g", (double)q->rscale);
     if (q->rotate)
-        snprintf(rot, sizeof rot, "rotate=n%d/factor%d%s/signs%d", q->rsize, q->rfactor,
-                 (q->rflags & ROTQ_HADAMARD_TRANSPOSE_FACTOR) ? "^T" : "", q->rsigns);
+        snprintf(rot, sizeof rot, "rotate=n%d/factor%d%s/signs%d%s", q->rsize, q->rfactor,
+                 (q->rflags & ROTQ_HADAMARD_TRANSPOSE_FACTOR) ? "^T" : "", q->rsigns, rs);
     snprintf(buf, n,
              "quantize %s group=%d static=%g %s in=%s rows=%lld cols=%lld xs=%lld qs=%lld special=%d"
              " row_sums=%d off=%d v=%d",
@@ -64,11 +72,17 @@ static void case_name(const quant_case *q, char *buf, size_t n) {
 /* ---- inputs ---- */
 
 /* A value for special row type t (row % 7): 0 normal, 1 zeros, 2 some NaN, 3 some +-Inf,
-   4 only non-finite, 5 huge, 6 tiny. */
-static double special_value(ck_rng *g, int t, rotq_dtype dt) {
+   4 only non-finite, 5 huge, 6 tiny. rotated: magnitudes for a rotation: huge rows
+   cannot overflow float in the transform (n <= 4096), and tiny f32 / bf16 rows
+   stay far below the flush threshold after it (every row of type 6 gets scale 0). */
+static double special_value(ck_rng *g, int t, rotq_dtype dt, int rotated) {
     double v = ck_rng_activation(g);
     int one_in_8 = (ck_rng_u64(g) & 7) == 0;
     double big = dt == ROTQ_DTYPE_F16 ? 6000.0 : 3e37, tiny = dt == ROTQ_DTYPE_F16 ? 1e-6 : 1e-38;
+    if (rotated) {
+        big = dt == ROTQ_DTYPE_F16 ? 1000.0 : 1e30;
+        tiny = dt == ROTQ_DTYPE_F16 ? 1e-6 : dt == ROTQ_DTYPE_BF16 ? 1e-40 : 1e-42;
+    }
     switch (t) {
     case 1: return (ck_rng_u64(g) & 1) ? 0.0 : -0.0;
     case 2: return one_in_8 ? NAN : v;
@@ -117,8 +131,9 @@ static void ref_row_rotated(const quant_case *qc, quant_data *d, const ck_had_re
         float scale = 0, inv = 0;
         ck_ref_quant_f64(qc->kind, qc->static_scale, r + g0, G, d->codes + i * cols + g0, s + g0,
                          d->group ? &scale : NULL, &inv);
-        double absmax = 0, epsmax = 0;
-        for (int64_t j = g0; j < g0 + G; j++) absmax = fmax(absmax, fabs(r[j])), epsmax = fmax(epsmax, delta[j]);
+        double absmax = 0, epsmax = 0; /* over the finite values, as the scale is */
+        for (int64_t j = g0; j < g0 + G; j++)
+            if (isfinite(r[j])) absmax = fmax(absmax, fabs(r[j])), epsmax = fmax(epsmax, delta[j]);
         double rho = qc->kind == ROTQ_QUANT_FP8_TENSOR ? 0.0 : (absmax > 0 ? epsmax / absmax : 0.0) + 0x1p-23;
         for (int64_t j = g0; j < g0 + G; j++) delta[j] = delta[j] * inv + fabs(s[j]) * (rho + 3 * 0x1p-24);
         if (d->group) d->scales[i * d->ngroups + gi] = scale, d->rho[i * d->ngroups + gi] = rho;
@@ -173,7 +188,8 @@ static int data_make(const quant_case *qc, uint64_t seed, quant_data *d, ck_resu
     ck_poison(d->q0, d->qdt, d->qbytes);
     for (int64_t i = 0; i < rows; i++)
         for (int64_t j = 0; j < cols; j++)
-            ck_set(d->x, qc->din, i * qc->xs + j, qc->special ? special_value(&g, (int)(i % 7), qc->din) : ck_rng_activation(&g));
+            ck_set(d->x, qc->din, i * qc->xs + j,
+                   qc->special ? special_value(&g, (int)(i % 7), qc->din, qc->special == 2) : ck_rng_activation(&g));
     for (int64_t j = 0; d->signs && j < cols; j++) d->signs[j] = (int8_t)ck_rng_u64(&g);
 
     ck_had_ref h;
@@ -182,6 +198,7 @@ static int data_make(const quant_case *qc, uint64_t seed, quant_data *d, ck_resu
         d->rp = rotq_hadamard_params_default(qc->rsize);
         d->rp.factor = qc->rfactor;
         d->rp.flags = qc->rflags;
+        if (qc->rscale != 0.0f) d->rp.scale = qc->rscale;
         if (ck_had_ref_init(&h, &d->rp, d->signs) != 0) {
             free(f);
             ck_fail(res, "reference: no construction for the rotation (table error)");
@@ -233,7 +250,7 @@ static int code_step(rotq_quant_kind kind, uint32_t code) {
 static void compare_rotated(const quant_case *qc, const quant_data *d, const uint32_t *got, const float *gs,
                             ck_result *res) {
     int64_t rows = qc->rows, cols = qc->cols, G = d->group ? d->group : cols;
-    int64_t boundary = 0, bad = 0, bad_bound = 0;
+    int64_t boundary = 0, bad = 0, bad_bound = 0, nonfinite = 0;
     double e2 = 0, r2 = 0;
     for (int64_t i = 0; i < rows; i++)
         for (int64_t j = 0; j < cols; j++) {
@@ -242,6 +259,13 @@ static void compare_rotated(const quant_case *qc, const quant_data *d, const uin
             double scale = qc->kind == ROTQ_QUANT_FP8_TENSOR ? (double)qc->static_scale : (double)gs[gi];
             double vb = ck_quant_code_value(qc->kind, got[k]), vr = ck_quant_code_value(qc->kind, d->codes[k]);
             double deq = vb * scale;
+            if (!isfinite(d->r[k]) || !isfinite(sref) || !isfinite(dl)) { /* the exact rules (see the top) */
+                nonfinite++;
+                if (got[k] != d->codes[k] && bad++ == 0)
+                    ck_fail(res, "code at row %lld col %lld: got 0x%x, expected 0x%x (non-finite rotated value %g,"
+                            " scaled %g)", (long long)i, (long long)j, got[k], d->codes[k], d->r[k], sref);
+                continue;
+            }
             if (isfinite(deq)) e2 += (deq - d->r[k]) * (deq - d->r[k]), r2 += d->r[k] * d->r[k];
             if (!(vb == vr)) {
                 int adjacent = abs(code_step(qc->kind, got[k]) - code_step(qc->kind, d->codes[k])) == 1;
@@ -258,8 +282,8 @@ static void compare_rotated(const quant_case *qc, const quant_data *d, const uin
                         " value %.9g, bound %.3e", (long long)i, (long long)j, vb, sref, format_bound(qc->kind, sref) + dl);
         }
     if (bad > 1) ck_fail(res, "%lld codes differ beyond a rounding-boundary step", (long long)bad);
-    ck_note(res, "rotated: %lld boundary step(s) allowed; dequantized error norm %.3e", (long long)boundary,
-            r2 > 0 ? sqrt(e2 / r2) : 0.0);
+    ck_note(res, "rotated: %lld boundary step(s) allowed, %lld non-finite values coded exactly; dequantized error"
+            " norm %.3e", (long long)boundary, (long long)nonfinite, r2 > 0 ? sqrt(e2 / r2) : 0.0);
     int64_t sbad = 0;
     for (int64_t gi = 0; gi < rows * d->ngroups; gi++) {
         double want = d->scales[gi], tol = d->rho[gi] * want;
@@ -422,6 +446,11 @@ void ck_op_quantize(ck_ctx *c) {
                 q = base(kind, g, din, 14, 128);
                 q.special = 1;
                 run_case(c, q);
+                /* The same through a rotation of the whole row (the fused kernels' register
+                   epilogue for int8 / fp8): n = 256, four rows per thread. */
+                q = rotated(base(kind, g, din, 14, 256), 256, ROTQ_HADAMARD_FACTOR_AUTO, 0, 1);
+                q.special = 2;
+                run_case(c, q);
                 /* Rotation over the whole row, with signs. */
                 run_case(c, rotated(base(kind, g, din, 4, 256), 256, ROTQ_HADAMARD_FACTOR_AUTO, 0, 1));
                 if (!full) continue;
@@ -437,6 +466,16 @@ void ck_op_quantize(ck_ctx *c) {
                 q = base(kind, g, din, 13, 3 * unit);
                 q.xs = 3 * unit + 5, q.qs = 3 * unit + 2;
                 run_case(c, q);
+                /* Special rows, rotated: n = 64 (16 rows per thread, a partial tile), 128
+                   (scale 1/sqrt(128), not a power of two), 4096 (a row over four warps). */
+                static const int32_t special_n[3] = {64, 128, 4096};
+                for (int si = 0; si < 3; si++) {
+                    if (special_n[si] % unit) continue;
+                    q = rotated(base(kind, g, din, special_n[si] == 4096 ? 9 : 14, special_n[si]), special_n[si],
+                                ROTQ_HADAMARD_FACTOR_AUTO, 0, si & 1);
+                    q.special = 2;
+                    run_case(c, q);
+                }
             }
     }
     /* Model-sized rotated rows, row sums off, another static scale. */
@@ -452,6 +491,17 @@ void ck_op_quantize(ck_ctx *c) {
     run_case(c, q);
     q = rotated(q, 64, ROTQ_HADAMARD_FACTOR_POW2, 0, 1);
     run_case(c, q);
+    /* Rotation scales of the other classes of the fused register epilogue: |s| > 1
+       (applied before the absmax), a power of two other than 1/sqrt(n), and a
+       subnormal one (every row flushes, for every input dtype). */
+    static const float rscales[3] = {3.0f, 0.25f, 0x1p-140f};
+    for (int k = 0; k < 3; k++)
+        for (int si = 0; si < 3; si++) {
+            if (!full && si != k) continue;
+            q = rotated(base((rotq_quant_kind)k, 0, ROTQ_DTYPE_F16, 6, 1024), 1024, ROTQ_HADAMARD_FACTOR_POW2, 0, 1);
+            q.rscale = rscales[si];
+            run_case(c, q);
+        }
     if (full) {
         q = rotated(base(ROTQ_QUANT_FP8_ROW, 0, ROTQ_DTYPE_F32, 2, 65536 - 4096), 61440, 60, 0, 1);
         run_case(c, q);

@@ -126,3 +126,37 @@ __device__ __forceinline__ void ptx_st_async_f32(uint32_t cluster_addr, float v,
                  "r"(__float_as_uint(v)), "r"(cluster_mbar)
                  : "memory");
 }
+
+// max(a, b) that returns NaN when either input is NaN (sm_80+; fmaxf drops a NaN).
+__device__ __forceinline__ float ptx_max_nan_f32(float a, float b) {
+    float d;
+    asm("max.NaN.f32 %0, %1, %2;" : "=f"(d) : "f"(a), "f"(b));
+    return d;
+}
+
+// Two int32 saturated to s8, packed: c << 16 | s8(a) << 8 | s8(b) (sm_72+). With
+// a, b from cvt.rni.s32.f32 (__float2int_rn) ptxas fuses the three into one F2IP.
+__device__ __forceinline__ uint32_t ptx_cvt_pack_s8(int a, int b, uint32_t c) {
+    uint32_t d;
+    asm("cvt.pack.sat.s8.s32.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+    return d;
+}
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+// Two floats to fp8 e4m3 (sm_89+), round to nearest even, saturating to +-448:
+// a in the high byte, b in the low one. A NaN gives S.1111.111.
+__device__ __forceinline__ uint32_t ptx_cvt_e4m3x2(float a, float b) {
+    uint16_t r;
+    asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(r) : "f"(a), "f"(b));
+    return (uint32_t)r;
+}
+#endif
+
+// The lane index, read afresh each time: values derived from it are then
+// recomputed where used rather than hoisted out of a loop and kept live
+// (register pressure in the persistent kernels).
+__device__ __forceinline__ unsigned ptx_lane_id(void) {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%laneid;" : "=r"(r));
+    return r;
+}

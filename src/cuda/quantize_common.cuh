@@ -41,7 +41,15 @@ typedef struct rotq_q_args {
     int32_t tile_rows; // rows per tile
     int32_t passes;    // team passes per tile
     int32_t cols_log;  // fused: log2(cols)
+    int32_t scale_mode; // fused register epilogue: rot_scale's ROTQ_QT_SCALE_* class
 } rotq_q_args;
+
+// Classes of the rotation scale s for the fused register epilogue
+// (quantize_rot_tile.cuh): |s| <= 1; |s| <= 1 and a power of two (a normal
+// float); |s| > 1.
+#define ROTQ_QT_SCALE_SMALL 0
+#define ROTQ_QT_SCALE_POW2 1
+#define ROTQ_QT_SCALE_LARGE 2
 
 // ---- 8-element chunks ------------------------------------------------------
 

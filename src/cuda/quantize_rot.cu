@@ -36,6 +36,12 @@ static rotq_status rotq_qt_rot_try(int kind, rotq_q_args a, cudaStream_t stream,
     while ((INT64_C(1) << cl) < cols) cl++;
     a.kind = kind;
     a.cols_log = cl;
+    uint32_t sb;
+    memcpy(&sb, &a.rot_scale, sizeof sb);
+    sb &= 0x7fffffffu;
+    a.scale_mode = sb > 0x3f800000u ? ROTQ_QT_SCALE_LARGE
+                   : (sb & 0x007fffffu) == 0 && sb >= 0x00800000u ? ROTQ_QT_SCALE_POW2
+                                                                 : ROTQ_QT_SCALE_SMALL;
     rotq_had_args h;
     memset(&h, 0, sizeof h);
     h.x = a.x;

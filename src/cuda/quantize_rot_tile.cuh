@@ -7,8 +7,9 @@
 // values, the last phase writes them (scaled) back to W and the block
 // quantizes the tile's rows from W (quantize_tile.cuh), except for int8 / fp8
 // rows of exactly 2^L elements (L >= 6), which are quantized straight from the
-// last phase's registers (rotq_qt_reg_epilogue: no W round trip, at most one
-// barrier per tile for the row absmax, 4-byte coalesced code stores).
+// last phase's registers (rotq_qt_reg_epilogue: no W round trip, barriers only
+// where a row spans warps, 4-byte coalesced code stores, and a short path for
+// warps without NaN / Inf).
 //
 // Used when a row (cols = blocks_per_row * 2^L) is a power of two of at most
 // TILE_CTA elements and at least 8, so a tile holds TILE_CTA / cols whole rows;
@@ -36,25 +37,39 @@ __device__ __forceinline__ void rotq_qt_rot_epilogue(const rotq_q_args &qa, cons
 // bits are column bits, the others (NR > 1, only for L < 10) row bits; the lanes
 // hold 32 consecutive columns and a row spans WPR warps (2^(L-10) for L > 10).
 
-// fp8 e4m3 of (a, b) as (lo byte: b, hi byte: a) pairs; the CPU's encoder
-// (formats.h) on sm_80, the saturating hardware conversion from sm_89 on (the
-// same rounding; NaN fixed up to 0x7f by the caller through rotq_qt_fp8_fix).
-__device__ __forceinline__ uint32_t rotq_qt_fp8x2(float a, float b) {
+// Codes of two values x = v * inv, packed (lo byte: b, hi byte: a) | c << 16.
+//
+// int8: round to nearest even and saturate, one F2IP per pair (the conversion
+// maps NaN to 0 and saturates +Inf to 127). SAFE adds rotq_quant_i8's other
+// cases: max.NaN keeps a NaN for the conversion while -127 stops -127.5 .. -Inf
+// from giving -128. Without SAFE the values must be finite and |x| < 127.5,
+// which holds for the finite values of a row scaled by that row's own inv
+// (|x| <= 127 (1 + 2^-23), or 0 for a flushed row).
+template <bool SAFE>
+__device__ __forceinline__ uint32_t rotq_qt_i8x2(float a, float b, uint32_t c) {
+    if (SAFE) a = ptx_max_nan_f32(a, -ROTQ_I8_QMAX), b = ptx_max_nan_f32(b, -ROTQ_I8_QMAX);
+    return ptx_cvt_pack_s8(__float2int_rn(a), __float2int_rn(b), c);
+}
+
+// fp8 e4m3: the saturating hardware conversion from sm_89 on (the CPU's
+// rounding; a NaN is fixed up to 0x7f by rotq_qt_fp8_fix), the CPU's encoder
+// (formats.h) on sm_80.
+__device__ __forceinline__ uint32_t rotq_qt_fp8x2(float a, float b, uint32_t c) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-    uint16_t r;
-    asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(r) : "f"(a), "f"(b));
-    return (uint32_t)r;
+    return ptx_cvt_e4m3x2(a, b) | c << 16;
 #else
-    return (uint32_t)rotq_f32_to_fp8_e4m3(b) | ((uint32_t)rotq_f32_to_fp8_e4m3(a) << 8);
+    return (uint32_t)rotq_f32_to_fp8_e4m3(b) | ((uint32_t)rotq_f32_to_fp8_e4m3(a) << 8) | c << 16;
 #endif
 }
 
 // The hardware gives NaN as S.1111.111; the CPU backend writes 0x7f for every
-// NaN. Only NaN has the low 7 bits all set (satfinite never produces it otherwise).
+// NaN. Only NaN has the low 7 bits all set (satfinite never produces it
+// otherwise): their + 1 carries into bit 7 (never into the next byte), and
+// where the sign is set too it is cleared (three instructions).
 __device__ __forceinline__ uint32_t rotq_qt_fp8_fix(uint32_t w) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-    const uint32_t nan = ((w & 0x7f7f7f7fu) + 0x01010101u) & 0x80808080u;
-    return w & ~nan;
+    const uint32_t t = (w & 0x7f7f7f7fu) + 0x01010101u;
+    return w ^ (t & w & 0x80808080u);
 #else
     return w;
 #endif
@@ -62,23 +77,30 @@ __device__ __forceinline__ uint32_t rotq_qt_fp8_fix(uint32_t w) {
 
 // 4 x 4 byte transpose across the 4 lanes of a quad: lane q holds byte j =
 // code of register j at column q of the quad; afterwards byte c = code of
-// register q at column c.
-__device__ __forceinline__ uint32_t rotq_qt_quad_transpose(uint32_t w, unsigned lane) {
-    uint32_t x = __shfl_xor_sync(0xffffffffu, w, 2);
-    w = (lane & 2) ? __byte_perm(w, x, 0x3276) : __byte_perm(w, x, 0x5410);
-    x = __shfl_xor_sync(0xffffffffu, w, 1);
-    w = (lane & 1) ? __byte_perm(w, x, 0x3715) : __byte_perm(w, x, 0x6240);
-    return w;
+// register q at column c. sel2, sel1: the lane's byte_perm selectors of the
+// two steps (rotq_qt_quad_sel), so a step is one shuffle and one PRMT.
+__device__ __forceinline__ uint32_t rotq_qt_quad_transpose(uint32_t w, uint32_t sel2, uint32_t sel1) {
+    w = __byte_perm(w, __shfl_xor_sync(0xffffffffu, w, 2), sel2);
+    return __byte_perm(w, __shfl_xor_sync(0xffffffffu, w, 1), sel1);
 }
 
-// int8 code of x (already v * inv) as the CPU computes it (rotq_quant_i8: NaN
-// -> 0, clamp to +-127, round to nearest even), without the quarter-rate F2I:
-// t + 1.5 * 2^23 rounds t to an integer (ties to even) in the low mantissa
-// bits. Returns the float's bits: code = low byte, value = bits - 0x4b400000.
-__device__ __forceinline__ uint32_t rotq_qt_i8_bits(float x) {
-    float t = fminf(fmaxf(x, -ROTQ_I8_QMAX), ROTQ_I8_QMAX);
-    t = x == x ? t : 0.0f;
-    return __float_as_uint(__fadd_rn(t, 12582912.0f));
+__device__ __forceinline__ void rotq_qt_quad_sel(unsigned lane, uint32_t *sel2, uint32_t *sel1) {
+    *sel2 = (lane & 2) ? 0x3276u : 0x5410u;
+    *sel1 = (lane & 1) ? 0x3715u : 0x6240u;
+}
+
+// max |v[i]| over N values, NaN if any is NaN (else +Inf if any is infinite):
+// one instruction per value, in P chains for latency.
+template <int N, int P>
+__device__ __forceinline__ float rotq_qt_maxabs_nan(const float *v) {
+    float t[P];
+#pragma unroll
+    for (int i = 0; i < P; i++) t[i] = fabsf(v[i]);
+#pragma unroll
+    for (int i = P; i < N; i++) t[i % P] = ptx_max_nan_f32(t[i % P], fabsf(v[i]));
+#pragma unroll
+    for (int i = 1; i < P; i++) t[0] = ptx_max_nan_f32(t[0], t[i]);
+    return t[0];
 }
 
 // Reduce-scatter over the lanes of a warp: m[rr] is this lane's part of row
@@ -111,7 +133,9 @@ struct rotq_qt_add_op {
 };
 
 // Reduction of x over the WPR warps of a row (WPR > 1) through red; every
-// thread of the block takes part (one barrier).
+// thread of the block takes part (one barrier). From 8 warps on, lane l reads
+// warp (l mod WPR)'s part and a butterfly finishes (log2 WPR shuffles rather
+// than WPR reads).
 template <int WPR, class T, class OP>
 __device__ __forceinline__ T rotq_qt_row_combine(T x, uint32_t *red, OP op) {
     if (WPR == 1) return x;
@@ -119,6 +143,13 @@ __device__ __forceinline__ T rotq_qt_row_combine(T x, uint32_t *red, OP op) {
     if ((threadIdx.x & 31u) == 0) red[warp] = *(uint32_t *)&x;
     __syncthreads();
     const unsigned w0 = warp & ~(unsigned)(WPR - 1);
+    if (WPR >= 8) {
+        uint32_t u = red[w0 + (threadIdx.x & (unsigned)(WPR - 1))];
+        x = *(T *)&u;
+#pragma unroll
+        for (int o = WPR / 2; o > 0; o >>= 1) x = op(x, __shfl_xor_sync(0xffffffffu, x, o));
+        return x;
+    }
     uint32_t u = red[w0];
     x = *(T *)&u;
 #pragma unroll
@@ -129,92 +160,147 @@ __device__ __forceinline__ T rotq_qt_row_combine(T x, uint32_t *red, OP op) {
     return x;
 }
 
+// Whether x = RN(v * m), m = s * inv, equals the CPU's RN(RN(v * s) * inv)
+// for every v, s a power of two with |s| <= 1: v * s is exact unless it is
+// subnormal, and m is exact when normal (or 0, for a flushed row: then both
+// give v times a zero of s's sign). With inv <= 2^100 a value whose v * s is
+// subnormal has |x| < 2^-126 * 2^100, far below half the smallest code step:
+// a zero code (of v * s's sign, for fp8) both ways.
+__device__ __forceinline__ bool rotq_qt_fold(float inv, float m) {
+    return (inv == 0.0f) | ((inv <= 0x1p100f) & (fabsf(m) >= 0x1p-126f));
+}
+
+// The codes of the thread's 32 values into cw (byte j of cw[g]: register
+// 4g + j). inv: NR == 1: the row's; NR > 1: row lane >> CB's (PER_ROW kinds;
+// the static inv otherwise). SAFE: see rotq_qt_i8x2; fp8 NaN fix-up.
+template <int KIND, int CB, bool SAFE>
+__device__ __forceinline__ void rotq_qt_codes(float v[32], float inv, uint32_t cw[8]) {
+    typedef rotq_q_kind<KIND> K;
+    constexpr int NR = 1 << (5 - CB);
+#pragma unroll
+    for (int rr = 0; rr < NR; rr++) {
+        const float f = (K::PER_ROW && NR > 1) ? __shfl_sync(0xffffffffu, inv, rr << CB) : inv;
+#pragma unroll
+        for (int c = 0; c < (1 << CB); c++) v[(rr << CB) | c] = __fmul_rn(v[(rr << CB) | c], f);
+    }
+#pragma unroll
+    for (int g = 0; g < 8; g++) {
+        const float *x = v + 4 * g;
+        if (K::FP8) {
+            cw[g] = rotq_qt_fp8x2(x[1], x[0], rotq_qt_fp8x2(x[3], x[2], 0u));
+            if (SAFE) cw[g] = rotq_qt_fp8_fix(cw[g]);
+        } else {
+            cw[g] = rotq_qt_i8x2<SAFE>(x[1], x[0], rotq_qt_i8x2<SAFE>(x[3], x[2], 0u));
+        }
+    }
+}
+
+// v: the last phase's values before the rotation's scale s, which is applied
+// here as the CPU does: y = RN(v * s), then x = RN(y * inv). For |s| <= 1 no
+// finite y overflows and |y| = RN(|v| |s|) grows with |v|, so the absmax (and
+// the NaN / Inf test) is taken on v and scaled once; for a power-of-two s the
+// two products fold into one where rotq_qt_fold allows (qa.scale_mode).
 template <int KIND, int L, bool SUMS>
-__device__ __forceinline__ void rotq_qt_reg_epilogue(const rotq_q_args &qa, float v[32], unsigned sub, unsigned tid,
-                                                     int64_t row0, unsigned rv, uint32_t *red, uint32_t *red2) {
+__device__ __forceinline__ void rotq_qt_reg_epilogue(const rotq_q_args &qa, float v[32], float s, unsigned sub,
+                                                     unsigned tid, int64_t row0, unsigned rv, uint32_t *red,
+                                                     uint32_t *red2) {
     typedef rotq_pow2_plan<L> plan;
     typedef rotq_q_kind<KIND> K;
     constexpr int lo = plan::lo(plan::PHASES - 1);
     constexpr int CB = L - lo < 5 ? L - lo : 5;
     constexpr int NR = 1 << (5 - CB);
     constexpr int WPR = NR > 1 ? 1 : plan::SUB_THREADS / 32;
+    constexpr unsigned CM = (1u << CB) - 1u;
     const unsigned lane = threadIdx.x & 31u;
     // Tile-local row of register row rr: every subtile holds TILE / 2^L rows.
     const unsigned srow = sub * (unsigned)(plan::TILE >> L);
     // The row factor: NR == 1: of the thread's row; NR > 1: of row lane >> CB
     // (after a reduce-scatter: one division per lane, not per row).
     float inv_l = qa.static_inv;
+    const int mode = qa.scale_mode;
+    if (mode == ROTQ_QT_SCALE_LARGE) { // scaling may overflow, so it comes first
+#pragma unroll
+        for (int r = 0; r < 32; r++) v[r] = __fmul_rn(v[r], s);
+    }
+    // Whether the warp's values are all finite: then the codes need no NaN or
+    // range handling, and the NaN-propagating max is the finite-only absmax.
+    bool finite = false;
     if (K::PER_ROW) {
         float m[NR];
 #pragma unroll
-        for (int rr = 0; rr < NR; rr++) {
-            m[rr] = 0.0f;
+        for (int rr = 0; rr < NR; rr++) m[rr] = rotq_qt_maxabs_nan<1 << CB, NR >= 4 ? 1 : 4 / NR>(v + (rr << CB));
+        float all = m[0];
 #pragma unroll
-            for (int c = 0; c < (1 << CB); c++) m[rr] = rotq_qt_absmax(m[rr], v[(rr << CB) | c]);
+        for (int rr = 1; rr < NR; rr++) all = ptx_max_nan_f32(all, m[rr]);
+        finite = __all_sync(0xffffffffu, all < INFINITY);
+        if (!finite) {
+#pragma unroll
+            for (int rr = 0; rr < NR; rr++) {
+                m[rr] = 0.0f;
+#pragma unroll
+                for (int c = 0; c < (1 << CB); c++) m[rr] = rotq_qt_absmax(m[rr], v[(rr << CB) | c]);
+            }
         }
         float am = rotq_qt_reduce_scatter<NR>(m, lane, rotq_qt_max_op());
         am = rotq_qt_row_combine<WPR>(am, red, rotq_qt_max_op());
+        if (mode != ROTQ_QT_SCALE_LARGE) am = __fmul_rn(am, fabsf(s));
         inv_l = rotq_quant_inv(am, K::QMAX);
         const unsigned lr = srow + (NR > 1 ? lane >> CB : 0u);
-        const bool writer = NR > 1 ? (lane & ((1u << CB) - 1u)) == 0 : tid == 0;
+        const bool writer = NR > 1 ? (lane & CM) == 0 : tid == 0;
         if (writer && lr < rv) qa.scales[row0 + lr] = rotq_quant_scale(am, K::QMAX);
     }
-    // Codes: fp8 into cw (byte j of cw[g]: register 4g + j); int8 as float
-    // bits in place of the values (rotq_qt_i8_bits), packed below.
+    float mul = inv_l;
+    const float sinv = __fmul_rn(s, inv_l);
+    if (mode == ROTQ_QT_SCALE_POW2 && __all_sync(0xffffffffu, rotq_qt_fold(inv_l, sinv))) {
+        mul = sinv;
+    } else if (mode != ROTQ_QT_SCALE_LARGE) {
+#pragma unroll
+        for (int r = 0; r < 32; r++) v[r] = __fmul_rn(v[r], s);
+    }
     uint32_t cw[8];
-    uint32_t sums[NR];
+    if (finite)
+        rotq_qt_codes<KIND, CB, false>(v, mul, cw);
+    else
+        rotq_qt_codes<KIND, CB, true>(v, mul, cw);
+    if (KIND == ROTQ_QUANT_INT8_ROW && SUMS) {
+        // Row sums by dp4a on the code words (a word spans two rows when CB == 1).
+        uint32_t sums[NR];
 #pragma unroll
-    for (int rr = 0; rr < NR; rr++) {
-        const float inv = (K::PER_ROW && NR > 1) ? __shfl_sync(0xffffffffu, inv_l, rr << CB) : inv_l;
-        sums[rr] = 0;
+        for (int rr = 0; rr < NR; rr++) sums[rr] = 0;
 #pragma unroll
-        for (int c = 0; c < (1 << CB); c += 2) {
-            const int r = (rr << CB) | c;
-            const float x0 = __fmul_rn(v[r], inv), x1 = __fmul_rn(v[r + 1], inv);
-            if (K::FP8) {
-                const uint32_t h = rotq_qt_fp8x2(x1, x0);
-                if ((r & 2) == 0)
-                    cw[r >> 2] = h;
-                else
-                    cw[r >> 2] |= h << 16;
+        for (int g = 0; g < 8; g++) {
+            if (CB >= 2) {
+                sums[(4 * g) >> CB] = (uint32_t)__dp4a((int)cw[g], 0x01010101, (int)sums[(4 * g) >> CB]);
             } else {
-                const uint32_t b0 = rotq_qt_i8_bits(x0), b1 = rotq_qt_i8_bits(x1);
-                if (SUMS) sums[rr] += (b0 - 0x4b400000u) + (b1 - 0x4b400000u);
-                v[r] = __uint_as_float(b0), v[r + 1] = __uint_as_float(b1);
+                sums[2 * g] = (uint32_t)__dp4a((int)cw[g], 0x00000101, (int)sums[2 * g]);
+                sums[2 * g + 1] = (uint32_t)__dp4a((int)cw[g], 0x01010000, (int)sums[2 * g + 1]);
             }
         }
-    }
-    if (!K::FP8) {
-#pragma unroll
-        for (int g = 0; g < 8; g++)
-            cw[g] = __byte_perm(__byte_perm(__float_as_uint(v[4 * g]), __float_as_uint(v[4 * g + 1]), 0x0040),
-                                __byte_perm(__float_as_uint(v[4 * g + 2]), __float_as_uint(v[4 * g + 3]), 0x0040),
-                                0x5410);
-    }
-    if (KIND == ROTQ_QUANT_INT8_ROW && SUMS) {
         uint32_t sum = rotq_qt_reduce_scatter<NR>(sums, lane, rotq_qt_add_op());
         sum = rotq_qt_row_combine<WPR>(sum, red2, rotq_qt_add_op());
         const unsigned lr = srow + (NR > 1 ? lane >> CB : 0u);
-        const bool writer = NR > 1 ? (lane & ((1u << CB) - 1u)) == 0 : tid == 0;
+        const bool writer = NR > 1 ? (lane & CM) == 0 : tid == 0;
         if (writer && lr < rv) qa.row_sums[row0 + lr] = (int32_t)sum;
     }
     // A quad transpose per word, so each lane stores 4 consecutive codes of
-    // register 4g + q (the warp: 4 x 32 contiguous bytes).
+    // register r = 4g + q (the warp: 4 x 32 contiguous bytes). r's row is
+    // (4g >> CB) + (q >> CB), its column bits (4g & CM) + (q & CM): one base
+    // pointer per thread, the g parts as constant offsets and row steps.
     const unsigned q4 = lane & 3u;
+    uint32_t sel2, sel1;
+    // Loop invariants that ptxas keeps live across the tile loop; where that
+    // spills (L = 9, 14, 15: measured) they are recomputed per tile instead.
+    rotq_qt_quad_sel(L == 9 || L >= 14 ? ptx_lane_id() : lane, &sel2, &sel1);
     const unsigned dep = rotq_phase_dep(tid, lo);
-    uint8_t *qbase = (uint8_t *)qa.q;
+    const unsigned lrow = srow + (q4 >> CB);
+    const unsigned col = (dep & ((1u << L) - 1u) & ~3u) | ((q4 & CM) << lo);
+    uint8_t *qrow = (uint8_t *)qa.q + (row0 + lrow) * qa.q_stride + col;
 #pragma unroll
     for (int g = 0; g < 8; g++) {
-        uint32_t w = cw[g];
-        if (K::FP8) w = rotq_qt_fp8_fix(w);
-        w = rotq_qt_quad_transpose(w, lane);
-        const unsigned r = 4u * g + q4;
-        const unsigned rr = r >> CB, c = r & ((1u << CB) - 1u);
-        const unsigned lrow = srow + rr;
-        if (lrow < rv) {
-            const unsigned col = ((dep & ~3u) | (c << lo)) & ((1u << L) - 1u);
-            *(uint32_t *)(qbase + (row0 + lrow) * qa.q_stride + col) = w;
-        }
+        const uint32_t w = rotq_qt_quad_transpose(cw[g], sel2, sel1);
+        const unsigned rg = (unsigned)(4 * g) >> CB;
+        if (g > 0 && rg != ((unsigned)(4 * g - 4) >> CB)) qrow += qa.q_stride;
+        if (lrow + rg < rv) *(uint32_t *)(qrow + (((unsigned)(4 * g) & CM) << lo)) = w;
     }
 }
 
@@ -281,22 +367,20 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_qt_min_blocks
             rotq_pow2_exchanges<L>(W, sub_base, tid, v);
             // Rows of exactly 2^L int8 / fp8 codes: quantized from registers.
             if (plan::PHASES > 1 && qa.cols_log == L && qa.kind != ROTQ_QUANT_INT4_GROUP) {
-#pragma unroll
-                for (int r = 0; r < 32; r++) v[r] *= a.scale;
                 const int64_t row0 = tile * R;
                 const int64_t left = qa.rows - row0;
                 const unsigned rv = left < (int64_t)R ? (unsigned)left : R;
                 switch (qa.kind) {
                 case ROTQ_QUANT_INT8_ROW:
                     if (qa.row_sums)
-                        rotq_qt_reg_epilogue<ROTQ_QUANT_INT8_ROW, L, true>(qa, v, sub, tid, row0, rv, red, red2);
+                        rotq_qt_reg_epilogue<ROTQ_QUANT_INT8_ROW, L, true>(qa, v, a.scale, sub, tid, row0, rv, red, red2);
                     else
-                        rotq_qt_reg_epilogue<ROTQ_QUANT_INT8_ROW, L, false>(qa, v, sub, tid, row0, rv, red, red2);
+                        rotq_qt_reg_epilogue<ROTQ_QUANT_INT8_ROW, L, false>(qa, v, a.scale, sub, tid, row0, rv, red, red2);
                     break;
                 case ROTQ_QUANT_FP8_ROW:
-                    rotq_qt_reg_epilogue<ROTQ_QUANT_FP8_ROW, L, false>(qa, v, sub, tid, row0, rv, red, red2);
+                    rotq_qt_reg_epilogue<ROTQ_QUANT_FP8_ROW, L, false>(qa, v, a.scale, sub, tid, row0, rv, red, red2);
                     break;
-                default: rotq_qt_reg_epilogue<ROTQ_QUANT_FP8_TENSOR, L, false>(qa, v, sub, tid, row0, rv, red, red2); break;
+                default: rotq_qt_reg_epilogue<ROTQ_QUANT_FP8_TENSOR, L, false>(qa, v, a.scale, sub, tid, row0, rv, red, red2); break;
                 }
                 continue;
             }
