@@ -89,6 +89,10 @@ __device__ __forceinline__ uint32_t ptx_mapa_shared(uint32_t smem_addr, uint32_t
 __device__ __forceinline__ void ptx_cluster_arrive_relaxed(void) {
     asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
 }
+// The same, releasing this thread's earlier memory operations to the cluster.
+__device__ __forceinline__ void ptx_cluster_arrive(void) {
+    asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+}
 __device__ __forceinline__ void ptx_cluster_wait(void) {
     asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 }

@@ -299,7 +299,8 @@ __device__ __forceinline__ void rotq_qt_reg_epilogue(const rotq_q_args &qa, floa
     for (int g = 0; g < 8; g++) {
         const uint32_t w = rotq_qt_quad_transpose(cw[g], sel2, sel1);
         const unsigned rg = (unsigned)(4 * g) >> CB;
-        if (g > 0 && rg != ((unsigned)(4 * g - 4) >> CB)) qrow += qa.q_stride;
+        // rows advance by 4 >> CB per word (2 when CB == 1), or by 1 every 2^CB / 4 words
+        if (g > 0) qrow += (int64_t)(rg - ((unsigned)(4 * g - 4) >> CB)) * qa.q_stride;
         if (lrow + rg < rv) *(uint32_t *)(qrow + (((unsigned)(4 * g) & CM) << lo)) = w;
     }
 }
