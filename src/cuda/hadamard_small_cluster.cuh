@@ -51,11 +51,14 @@ __global__ void __launch_bounds__(rotq_cluster_plan<L>::THREADS) rotq_had_cluste
     const uint32_t mbar = ptx_smem_addr(rotq_small_w + 2 * P::W_WORDS); // 8-byte aligned
     const unsigned t = threadIdx.x, c = ptx_cluster_ctarank();
     if (t == 0) {
-        // Complete when the whole of Wx (2^LP floats) has arrived from the cluster.
         ptx_mbarrier_init(mbar, 1);
         ptx_fence_mbarrier_init();
-        ptx_mbarrier_arrive_expect_tx(mbar, 4u << C::LP);
     }
+    // A block barrier between the initialization and the first use: without it
+    // compute-sanitizer's racecheck reports the two as a hazard.
+    __syncthreads();
+    // Complete when the whole of Wx (2^LP floats) has arrived from the cluster.
+    if (t == 0) ptx_mbarrier_arrive_expect_tx(mbar, 4u << C::LP);
     // Matched by the wait before the first DSMEM store. Releasing (not relaxed,
     // which fence.mbarrier_init allows) so that compute-sanitizer's racecheck
     // sees the mbarrier initialization ordered before the remote arrivals;
