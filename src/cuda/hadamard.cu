@@ -68,6 +68,28 @@ static rotq_status rotq_hadamard_two_pass(const rotq_had_args &a, const rotq__ha
     return st;
 }
 
+rotq_status rotq_factor_init(const rotq__hadamard_plan *plan, int in_dtype, rotq_had_factor *fl) {
+    int words = 0;
+    const uint32_t *bits = rotq__factor_bits(plan->k, &words);
+    if (!bits || plan->k * words > ROTQ_FACTOR_MAX_WORDS) return ROTQ_ERR_NOT_SUPPORTED;
+    const int L = plan->log2_pow2, n = plan->size;
+    fl->k = plan->k;
+    fl->kt = (plan->k + 15) / 16;
+    fl->words = words;
+    fl->transpose = plan->transpose_k != 0;
+    fl->f16_mma = in_dtype == ROTQ_DTYPE_F16;
+    fl->stages = 2; // the launcher decides
+    memcpy(fl->bits, bits, sizeof(uint32_t) * plan->k * words);
+    // G row blocks per tile: about 8192 elements, and G * 2^L a multiple of the
+    // K step's column width (16 for 16-bit inputs, 8 for fp32).
+    const int width = rotq_dtype_size(in_dtype) == 2 ? 16 : 8;
+    const int gmin = (1 << L) >= width ? 1 : width >> L;
+    int G = (8192 / n) / gmin * gmin;
+    if (G < gmin) G = gmin;
+    fl->groups_per_block = G;
+    return ROTQ_OK;
+}
+
 extern "C" rotq_status rotq__cuda_hadamard(const rotq_exec *exec, const rotq__hadamard_plan *plan,
                                            const rotq_matrix *x, const rotq_matrix *y) {
     rotq_status st = ROTQ_OK;
@@ -109,22 +131,8 @@ extern "C" rotq_status rotq__cuda_hadamard(const rotq_exec *exec, const rotq__ha
     }
 
     rotq_had_factor fl; // copied into the launch parameters
-    int words = 0;
-    const uint32_t *bits = rotq__factor_bits(plan->k, &words);
-    if (!bits || plan->k * words > ROTQ_FACTOR_MAX_WORDS) return ROTQ_ERR_NOT_SUPPORTED;
-    fl.k = plan->k;
-    fl.kt = (plan->k + 15) / 16;
-    fl.words = words;
-    fl.transpose = plan->transpose_k != 0;
-    fl.f16_mma = x->dtype == ROTQ_DTYPE_F16;
-    memcpy(fl.bits, bits, sizeof(uint32_t) * plan->k * words);
-    // G row blocks per tile: about 8192 elements, and G * 2^L a multiple of the
-    // K step's column width (16 for 16-bit inputs, 8 for fp32).
-    const int width = es == 2 ? 16 : 8;
-    const int gmin = (1 << L) >= width ? 1 : width >> L;
-    int G = (8192 / a.n) / gmin * gmin;
-    if (G < gmin) G = gmin;
-    fl.groups_per_block = G;
+    rotq_status st0 = rotq_factor_init(plan, x->dtype, &fl);
+    if (st0 != ROTQ_OK) return st0;
     a.vec_in = in_rows_aligned;
     a.vec_out = 0;
     rotq_status st1 = es == 4 ? rotq_dispatch_factor_es4(L, a, fl, stream, dev)

@@ -8,8 +8,13 @@
 // accumulation; fp32 inputs are split into three bf16 terms (24 bits).
 // The fp32 result goes to W and the power-of-two phases of hadamard_pow2.cuh
 // finish the transform.
+//
+// The same kernel, built with QUANT, also serves quantize with a K*2^m rotation
+// (quantize_rot_factor.cu): the last phase's values go back to W, scaled, and
+// the block quantizes its rows from W with the tile epilogue (quantize_tile.cuh).
 #pragma once
 #include "hadamard_pow2.cuh"
+#include "quantize_tile.cuh"
 
 #define ROTQ_FACTOR_MAX_WORDS 1032 /* 172 rows x 6 words */
 
@@ -267,15 +272,30 @@ struct rotq_factor_shape {
     static constexpr int BLOCKS = TWO ? 2 : 1;
 };
 
+// Tile-epilogue source: rotated, scaled fp32 rows of `cols` elements in W
+// (element e at rotq_w_index(e); cols is a multiple of 8, so a chunk's 8 slots
+// are consecutive).
+struct rotq_qt_wrows_src {
+    const float *W;
+    unsigned cols;
+    __device__ __forceinline__ void load(unsigned r, unsigned c, float v[8]) const {
+        const unsigned b = rotq_w_index(r * cols + c * 8u);
+#pragma unroll
+        for (int i = 0; i < 8; i++) v[i] = W[b + (unsigned)i];
+    }
+};
+
 // A persistent block walks over tiles of G row blocks of n = K * 2^L: the next
 // tile streams into the other stage while this one runs the K step (stage ->
-// W) and the power-of-two phases (W -> global).
-template <int L, int ES, int KTMAX>
+// W) and the power-of-two phases (W -> global; with QUANT, W -> W -> codes:
+// rows are whole row blocks, qa as for the fused power-of-two kernel).
+template <int L, int ES, int KTMAX, bool QUANT>
 __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX>::THREADS), (rotq_factor_shape<L, ES, KTMAX>::BLOCKS))
-    rotq_had_factor_kernel(rotq_had_args a, const __grid_constant__ rotq_had_factor f) {
+    rotq_had_factor_kernel(rotq_had_args a, const __grid_constant__ rotq_had_factor f, rotq_q_args qa) {
     typedef rotq_pow2_plan<L> plan;
     typedef rotq_factor_cols<ES> cols;
     extern __shared__ __align__(16) char rotq_fsmem[];
+    __shared__ uint32_t red[QUANT ? 32 : 1]; // team reductions of the quantize epilogue
     const int G = f.groups_per_block;
     const size_t stage_bytes = rotq_factor_stage_bytes(G, a.n, ES);
     const int stages = f.stages; // 2: prefetch the next tile; 1: rely on two blocks per SM
@@ -336,7 +356,30 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX>::THREADS), (r
 #pragma unroll
             for (int r = 0; r < 32; r++) v[r] = sub_base < total ? W[base + (unsigned)r] : 0.0f;
             rotq_phase<L>(0, v);
-            rotq_pow2_phases<L, true>(a, W, sub_base, tid, sub_base, total, f.k, g0, v);
+            if (!QUANT) {
+                rotq_pow2_phases<L, true>(a, W, sub_base, tid, sub_base, total, f.k, g0, v);
+                continue;
+            }
+            // Back to the slots just read (no barrier needed), scaled.
+            rotq_pow2_exchanges<L>(W, sub_base, tid, v);
+            constexpr int lo = plan::lo(plan::PHASES - 1);
+            const unsigned wbase = rotq_phase_base(sub_base, tid, lo);
+#pragma unroll
+            for (int r = 0; r < 32; r++) W[wbase + rotq_w_index((unsigned)r << lo)] = v[r] * a.scale;
+        }
+        if (QUANT) {
+            __syncthreads();
+            const int64_t left = a.groups - g0;
+            const unsigned rv = left < (int64_t)G ? (unsigned)left : (unsigned)G;
+            rotq_qt_wrows_src src;
+            src.W = W;
+            src.cols = (unsigned)a.n;
+            switch (qa.kind) {
+            case ROTQ_QUANT_INT8_ROW: rotq_qt_tile<ROTQ_QUANT_INT8_ROW>(qa, src, g0, rv, red); break;
+            case ROTQ_QUANT_FP8_ROW: rotq_qt_tile<ROTQ_QUANT_FP8_ROW>(qa, src, g0, rv, red); break;
+            case ROTQ_QUANT_FP8_TENSOR: rotq_qt_tile<ROTQ_QUANT_FP8_TENSOR>(qa, src, g0, rv, red); break;
+            default: rotq_qt_tile<ROTQ_QUANT_INT4_GROUP>(qa, src, g0, rv, red); break;
+            }
         }
     }
     ptx_cp_async_wait<0>();

@@ -2,15 +2,8 @@
 // sizes (n > 32768) do not fit in shared memory.
 #include "hadamard_launch.cuh"
 
-// Two register budgets: K <= 64 (ROTQ_FACTOR_SMALL_KT tiles; declines when two
-// blocks do not fit in an SM's shared memory) and any K.
-#define CASE(L)                                                                                          \
-    case L:                                                                                              \
-        if (f.kt <= ROTQ_FACTOR_SMALL_KT) {                                                              \
-            rotq_status st = rotq_launch_factor<L, 2, ROTQ_FACTOR_SMALL_KT>(a, f, s, d);                 \
-            if (st != ROTQ_ERR_NOT_SUPPORTED) return st;                                                 \
-        }                                                                                                \
-        return rotq_launch_factor<L, 2, ROTQ_FACTOR_MAX_KT>(a, f, s, d);
+#define CASE(L) \
+    case L: return rotq_launch_factor_any<L, 2, false>(a, f, NULL, s, d);
 
 rotq_status rotq_dispatch_factor_es2(int L, const rotq_had_args &a, rotq_had_factor &f, cudaStream_t s,
                                      const rotq_cuda_device_info *d) {

@@ -3,7 +3,7 @@
 #include "hadamard_launch.cuh"
 
 #define CASE(L) \
-    case L: return rotq_launch_factor<L, 4, ROTQ_FACTOR_MAX_KT>(a, f, s, d);
+    case L: return rotq_launch_factor_any<L, 4, false>(a, f, NULL, s, d);
 
 rotq_status rotq_dispatch_factor_es4(int L, const rotq_had_args &a, rotq_had_factor &f, cudaStream_t s,
                                      const rotq_cuda_device_info *d) {

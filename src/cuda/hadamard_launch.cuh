@@ -131,29 +131,63 @@ static size_t rotq_factor_smem(const rotq_had_args &a, const rotq_had_factor &f,
            (size_t)rotq_w_slots((unsigned)w_elems) * 4;
 }
 
-template <int L, int ES, int KTMAX>
-static rotq_status rotq_launch_factor(const rotq_had_args &a, rotq_had_factor &f, cudaStream_t stream,
-                                      const rotq_cuda_device_info *dev) {
+// QUANT: the fused rotate + quantize build; qa as for the fused power-of-two
+// kernel (kind, q, scales, row_sums, strides, group fields), rows = row blocks.
+template <int L, int ES, int KTMAX, bool QUANT>
+static rotq_status rotq_launch_factor(const rotq_had_args &a, rotq_had_factor &f, const rotq_q_args *qa,
+                                      cudaStream_t stream, const rotq_cuda_device_info *dev) {
     static int regs[64]; // per device; 0 = not prepared yet
     if (f.kt > KTMAX) return ROTQ_ERR_NOT_SUPPORTED; // the dispatch picks KTMAX >= kt
-    const void *kernel = (const void *)rotq_had_factor_kernel<L, ES, KTMAX>;
+    const void *kernel = (const void *)rotq_had_factor_kernel<L, ES, KTMAX, QUANT>;
     // Two blocks per SM without prefetch beat one block with it: take the
     // single stage when that is what lets a second block fit.
     const size_t smem2 = rotq_factor_smem<L, ES, KTMAX>(a, f, 2), smem1 = rotq_factor_smem<L, ES, KTMAX>(a, f, 1);
     const size_t per_sm = (size_t)dev->smem_per_sm;
-    // The 64-register build pays with spills for its second block: without
-    // room for that block, the caller takes the one-block build.
+    // The two-block build (384 threads, 80 registers) needs room for its
+    // second block; without it the caller takes the one-block build.
     typedef rotq_factor_shape<L, ES, KTMAX> shape;
     if (shape::BLOCKS > 1 && per_sm / (smem1 + 1024) < 2) return ROTQ_ERR_NOT_SUPPORTED;
     f.stages = (per_sm / (smem2 + 1024) < 2 && per_sm / (smem1 + 1024) >= 2) || smem2 > (size_t)dev->max_smem_optin ? 1 : 2;
     const size_t smem = f.stages == 2 ? smem2 : smem1;
     const int64_t ntiles = (a.groups + f.groups_per_block - 1) / f.groups_per_block;
     int64_t grid = 0;
-    rotq_status st = rotq_persistent_grid(kernel, shape::THREADS, smem, regs, dev, ntiles, &grid);
+    rotq_status st = rotq_persistent_grid(kernel, shape::THREADS, smem + (QUANT ? 128 : 0), regs, dev, ntiles, &grid);
     if (st != ROTQ_OK) return st;
-    rotq_had_factor_kernel<L, ES, KTMAX><<<(unsigned)grid, shape::THREADS, smem, stream>>>(a, f);
+    rotq_q_args q;
+    if (QUANT) {
+        // The tile epilogue's teams (quantize_tile.cuh): rows of nch chunks, G per tile.
+        q = *qa;
+        const int lpg = q.kind == ROTQ_QUANT_INT4_GROUP ? q.group / 8 : 1;
+        q.nch = (int32_t)(a.n / 8);
+        q.ts_log = rotq_qt_ts_log(q.nch, shape::THREADS, lpg);
+        const int teams = shape::THREADS >> q.ts_log;
+        q.tile_rows = f.groups_per_block;
+        q.passes = (q.tile_rows + teams - 1) / teams;
+    } else {
+        memset(&q, 0, sizeof q);
+    }
+    rotq_had_factor_kernel<L, ES, KTMAX, QUANT><<<(unsigned)grid, shape::THREADS, smem, stream>>>(a, f, q);
     return rotq_cuda_check_launch();
 }
+
+// The factor kernel for any K: 16-bit inputs with K <= 64 first try the
+// two-block build (ROTQ_FACTOR_SMALL_KT; it declines when two blocks do not fit
+// in an SM's shared memory), everything else takes the 512-thread build.
+template <int L, int ES, bool QUANT>
+static rotq_status rotq_launch_factor_any(const rotq_had_args &a, rotq_had_factor &f, const rotq_q_args *qa,
+                                          cudaStream_t s, const rotq_cuda_device_info *d) {
+    if constexpr (ES == 2) {
+        if (f.kt <= ROTQ_FACTOR_SMALL_KT) {
+            const rotq_status st = rotq_launch_factor<L, ES, ROTQ_FACTOR_SMALL_KT, QUANT>(a, f, qa, s, d);
+            if (st != ROTQ_ERR_NOT_SUPPORTED) return st;
+        }
+    }
+    return rotq_launch_factor<L, ES, ROTQ_FACTOR_MAX_KT, QUANT>(a, f, qa, s, d);
+}
+
+// H_K's sign bits, the operand type and the tile size (G row blocks) of the
+// factor kernels for a plan with K > 1 (hadamard.cu).
+rotq_status rotq_factor_init(const rotq__hadamard_plan *plan, int in_dtype, rotq_had_factor *fl);
 
 // One per input element size (2: f16/bf16, 4: f32); ROTQ_ERR_NOT_SUPPORTED for
 // sizes without a kernel.

@@ -4,7 +4,10 @@
 //   no rotation                     -> quantize_plain.cu (any shape)
 //   rotation with K = 1 (n = 2^m)   -> quantize_rot.cu (fused; rows that fit in
 //                                      shared memory as fp32)
-//   any other rotation (a factor K > 1, longer rows)
+//   rotation with a factor K > 1    -> quantize_rot_factor.cu: fused on the
+//                                      factor Hadamard kernel (16-bit inputs, one
+//                                      rotation block per row), else
+//   any other rotation (f32 input, block-diagonal K, longer rows)
 //                                   -> quantize_rot_factor.cu (Hadamard into an
 //                                      fp32 buffer, then the plain kernels)
 // and dequantize -> quantize_dequant.cu.
@@ -21,7 +24,6 @@ static int rotq_q_log2(int32_t v) {
 extern "C" rotq_status rotq__cuda_quantize(const rotq_exec *exec, const rotq_quant_params *p,
                                            const rotq__hadamard_plan *rotate, const rotq_matrix *x,
                                            const rotq_matrix *q, float *scales, int32_t *row_sums) {
-    if (rotate && rotate->k != 1) return rotq_cuda_quantize_two_step(exec, p, rotate, x, q, scales, row_sums);
     rotq_status st = ROTQ_OK;
     const rotq_cuda_device_info *dev = rotq_cuda_current_device(&st);
     if (!dev) return st;
@@ -50,6 +52,11 @@ extern "C" rotq_status rotq__cuda_quantize(const rotq_exec *exec, const rotq_qua
     a.vec_q = rotq_q_aligned(q->data, qa) && (x->rows == 1 || a.q_stride % (int64_t)qa == 0);
     cudaStream_t stream = rotq_cuda_stream(exec);
     if (!rotate) return rotq_q_launch_plain(p->kind, a, stream, dev);
+    if (rotate->k != 1) {
+        st = rotq_q_launch_rot_factor(p->kind, a, rotate, x, stream, dev);
+        if (st == ROTQ_ERR_NOT_SUPPORTED) st = rotq_cuda_quantize_two_step(exec, p, rotate, x, q, scales, row_sums);
+        return st;
+    }
     a.signs = rotate->signs;
     a.vec_signs = rotate->signs && rotq_q_aligned(rotate->signs, 8);
     a.rot_scale = rotate->scale;

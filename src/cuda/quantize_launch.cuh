@@ -23,6 +23,12 @@ rotq_status rotq_q_launch_rot(int kind, rotq_q_args a, cudaStream_t stream, cons
 rotq_status rotq_q_launch_dequant(const rotq_quant_params *p, const rotq_matrix *q, const float *scales,
                                   const rotq_matrix *y, cudaStream_t stream, const rotq_cuda_device_info *dev);
 
+// Fused K*2^m rotation + quantize on the factor Hadamard kernel: 16-bit inputs,
+// rows of one rotation block (cols == rotate->size), vector code stores; else
+// ROTQ_ERR_NOT_SUPPORTED. a: as for plain (quantize_rot_factor.cu).
+rotq_status rotq_q_launch_rot_factor(int kind, rotq_q_args a, const rotq__hadamard_plan *rotate, const rotq_matrix *x,
+                                     cudaStream_t stream, const rotq_cuda_device_info *dev);
+
 // Quantize with a rotation the fused kernels do not cover (a K*2^m factor, or
 // rows too long for them): Hadamard into an fp32 buffer, then the plain kernels
 // (quantize_rot_factor.cu).

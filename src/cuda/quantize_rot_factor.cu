@@ -1,11 +1,40 @@
-// Quantization with a rotation that the fused kernels do not cover (a K*2^m
-// factor): the Hadamard kernels write the rotated rows to a temporary fp32
-// buffer, then the plain quantize kernels read it. Two passes over memory, not
+// Quantization with a K*2^m rotation. Fused where it can be: the factor
+// Hadamard kernel built with its quantize epilogue (hadamard_factor.cuh, one
+// pass over memory). Otherwise (f32 input, block-diagonal K, rows longer than
+// the kernel's shared memory) the Hadamard kernels write the rotated rows to a
+// temporary fp32 buffer, then the plain quantize kernels read it. Two passes over memory, not
 // one, but the same results as the CPU backend's within the op suite's rotation
 // rules (both quantize fp32 rotated values; only the summation order differs).
 // The buffer (at most 64 MB; rows go in chunks) comes from the stream-ordered
 // pool, so the call stays capturable in a CUDA graph.
+#include "hadamard_launch.cuh"
 #include "quantize_launch.cuh"
+
+rotq_status rotq_dispatch_factor_quant_es2(int L, const rotq_had_args &a, rotq_had_factor &f, const rotq_q_args &qa,
+                                           cudaStream_t s, const rotq_cuda_device_info *d);
+
+rotq_status rotq_q_launch_rot_factor(int kind, rotq_q_args qa, const rotq__hadamard_plan *rotate, const rotq_matrix *x,
+                                     cudaStream_t stream, const rotq_cuda_device_info *dev) {
+    const int n = rotate->size;
+    if (x->dtype == ROTQ_DTYPE_F32 || x->cols != n || n % 8 != 0 || !qa.vec_q) return ROTQ_ERR_NOT_SUPPORTED;
+    rotq_had_factor f; // copied into the launch parameters
+    rotq_status st = rotq_factor_init(rotate, x->dtype, &f);
+    if (st != ROTQ_OK) return st;
+    rotq_had_args a;
+    memset(&a, 0, sizeof a);
+    a.x = x->data;
+    a.x_stride = x->stride;
+    a.groups = x->rows;
+    a.blocks_per_row = 1;
+    a.n = n;
+    a.in_dtype = x->dtype;
+    a.out_dtype = ROTQ_DTYPE_F32; // unused: the values stay in shared memory
+    a.scale = rotate->scale;
+    a.signs = rotate->signs;
+    a.vec_in = rotq_q_aligned(x->data, 16) && (x->stride * 2) % 16 == 0 && (n * 2) % 16 == 0;
+    qa.kind = kind;
+    return rotq_dispatch_factor_quant_es2(rotate->log2_pow2, a, f, qa, stream, dev);
+}
 
 #define ROTQ_ROT_BUFFER ((size_t)64 << 20)
 
