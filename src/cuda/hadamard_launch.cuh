@@ -13,24 +13,28 @@
 // side of small (decode-size) calls to argument checks.
 static inline rotq_status rotq_persistent_grid(const void *kernel, int threads, size_t smem, int *regs,
                                                const rotq_cuda_device_info *dev, int64_t ntiles, int64_t *grid) {
-    if (smem > (size_t)dev->max_smem_optin) return ROTQ_ERR_NOT_SUPPORTED;
+    // Cached per kernel and device: registers | static shared bytes << 16 (the
+    // dynamic limit is the device's opt-in maximum less the static part).
     int *slot = &regs[dev->device & 63];
     int r = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
     if (r <= 0) {
         cudaFuncAttributes attr;
-        if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, dev->max_smem_optin) !=
-                cudaSuccess ||
-            cudaFuncGetAttributes(&attr, kernel) != cudaSuccess) {
+        if (cudaFuncGetAttributes(&attr, kernel) != cudaSuccess ||
+            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 dev->max_smem_optin - (int)attr.sharedSizeBytes) != cudaSuccess) {
             cudaGetLastError();
             return ROTQ_ERR_CUDA;
         }
-        r = attr.numRegs > 0 ? attr.numRegs : 1;
+        r = (attr.numRegs > 0 ? attr.numRegs : 1) | (int)(attr.sharedSizeBytes << 16);
         __atomic_store_n(slot, r, __ATOMIC_RELEASE);
     }
+    const size_t static_bytes = (size_t)(r >> 16);
+    r &= 0xffff;
+    if (smem + static_bytes > (size_t)dev->max_smem_optin) return ROTQ_ERR_NOT_SUPPORTED;
     const int warps = (threads + 31) / 32;
     const int regs_per_warp = (r * 32 + 255) / 256 * 256;
     int per_sm = 2048 / threads;
-    const int by_smem = (int)((size_t)dev->smem_per_sm / (smem + 1024));
+    const int by_smem = (int)((size_t)dev->smem_per_sm / (smem + static_bytes + 1024));
     const int by_regs = 65536 / (regs_per_warp * warps);
     if (by_smem < per_sm) per_sm = by_smem;
     if (by_regs < per_sm) per_sm = by_regs;
@@ -151,7 +155,7 @@ static rotq_status rotq_launch_factor(const rotq_had_args &a, rotq_had_factor &f
     const size_t smem = f.stages == 2 ? smem2 : smem1;
     const int64_t ntiles = (a.groups + f.groups_per_block - 1) / f.groups_per_block;
     int64_t grid = 0;
-    rotq_status st = rotq_persistent_grid(kernel, shape::THREADS, smem + (QUANT ? 128 : 0), regs, dev, ntiles, &grid);
+    rotq_status st = rotq_persistent_grid(kernel, shape::THREADS, smem, regs, dev, ntiles, &grid);
     if (st != ROTQ_OK) return st;
     rotq_q_args q;
     if (QUANT) {
