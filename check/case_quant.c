@@ -503,6 +503,48 @@ void ck_op_quantize(ck_ctx *c) {
             run_case(c, q);
         }
     if (full) {
+        /* Decode sizes (CUDA: the latency kernel of quantize_small.cu takes rows * cols
+           <= 2^17 with cols a power of two >= 8): every n = 2^1 .. 2^15, 1 / 3 / 7 rows
+           (7 * 32768 is past 2^17: the persistent kernel), signs on every other case;
+           3 rows: x rows of odd stride (scalar loads), code rows padded; 7 rows: both
+           strides padded, aligned. */
+        static const int64_t nrows[3] = {1, 3, 7};
+        for (int k = 0; k < ROTQ_QUANT_KIND_COUNT; k++)
+            for (int L = 1; L <= 15; L++)
+                for (int ri = 0; ri < 3; ri++) {
+                    rotq_quant_kind kind = (rotq_quant_kind)k;
+                    int32_t n = 1 << L;
+                    if (kind == ROTQ_QUANT_INT4_GROUP && n < 32) continue;
+                    int32_t g = groups[(L + ri) % 3] <= n ? groups[(L + ri) % 3] : 32;
+                    q = rotated(base(kind, g, dts[(L + ri + k) % 3], nrows[ri], n), n, ROTQ_HADAMARD_FACTOR_POW2, 0,
+                                (L + ri) & 1);
+                    if (ri == 1) q.xs = n + 1, q.qs = n + 8;
+                    if (ri == 2) q.xs = q.qs = n + 16;
+                    run_case(c, q);
+                }
+        /* Block-diagonal power-of-two rotations (n < cols; n < 8 too), then one whose
+           rows are longer than the small kernel's tile of 1024 (it falls back);
+           special rows at the small kernel's single-round (n = 16), 16-value (2048)
+           and 32-value (16384) plans; rows past 2^17 elements for the persistent kernel. */
+        static const int32_t bd[4][2] = {{256, 2}, {512, 4}, {1024, 64}, {2048, 1024}};
+        static const int32_t spn[3][2] = {{16, 7}, {2048, 7}, {16384, 7}};
+        for (int k = 0; k < ROTQ_QUANT_KIND_COUNT; k++) {
+            rotq_quant_kind kind = (rotq_quant_kind)k;
+            for (int i = 0; i < 4; i++) {
+                q = rotated(base(kind, 64, dts[(k + i) % 3], 3, bd[i][0]), bd[i][1], ROTQ_HADAMARD_FACTOR_POW2, 0, 1);
+                q.special = i == 1 ? 2 : 0;
+                run_case(c, q);
+            }
+            for (int i = 0; i < 3; i++) {
+                if (kind == ROTQ_QUANT_INT4_GROUP && spn[i][0] < 32) continue;
+                q = rotated(base(kind, 32, dts[(k + i + 1) % 3], spn[i][1], spn[i][0]), spn[i][0],
+                            ROTQ_HADAMARD_FACTOR_AUTO, 0, i & 1);
+                q.special = 2;
+                run_case(c, q);
+            }
+            run_case(c, rotated(base(kind, 128, dts[k % 3], 48, 4096), 4096, ROTQ_HADAMARD_FACTOR_AUTO, 0, 1));
+            run_case(c, rotated(base(kind, 128, dts[(k + 1) % 3], 1100, 128), 128, ROTQ_HADAMARD_FACTOR_AUTO, 0, 0));
+        }
         q = rotated(base(ROTQ_QUANT_FP8_ROW, 0, ROTQ_DTYPE_F32, 2, 65536 - 4096), 61440, 60, 0, 1);
         run_case(c, q);
         q = rotated(base(ROTQ_QUANT_INT8_ROW, 0, ROTQ_DTYPE_BF16, 20001, 64), 64, ROTQ_HADAMARD_FACTOR_AUTO, 0, 1);

@@ -2,7 +2,9 @@
 // src/api/quantize.c) into kernel arguments, check which vector accesses the
 // pointers and strides allow, and pick the path:
 //   no rotation                     -> quantize_plain.cu (any shape)
-//   rotation with K = 1 (n = 2^m)   -> quantize_rot.cu (fused; rows that fit in
+//   rotation with K = 1 (n = 2^m)   -> quantize_small.cu (fused, decode sizes:
+//                                      rows * cols <= 2^17, cols a power of two)
+//                                      or quantize_rot.cu (fused; rows that fit in
 //                                      shared memory as fp32)
 //   rotation with a factor K > 1    -> quantize_rot_factor.cu: fused on the
 //                                      factor Hadamard kernel (16-bit inputs, one
@@ -61,7 +63,8 @@ extern "C" rotq_status rotq__cuda_quantize(const rotq_exec *exec, const rotq_qua
     a.vec_signs = rotate->signs && rotq_q_aligned(rotate->signs, 8);
     a.rot_scale = rotate->scale;
     a.log2n = rotate->log2_pow2;
-    st = rotq_q_launch_rot(p->kind, a, stream, dev);
+    st = rotq_q_launch_small(p->kind, a, stream, dev);
+    if (st == ROTQ_ERR_NOT_SUPPORTED) st = rotq_q_launch_rot(p->kind, a, stream, dev);
     // Rows too long for the fused kernel's shared memory: rotate, then quantize.
     if (st == ROTQ_ERR_NOT_SUPPORTED) st = rotq_cuda_quantize_two_step(exec, p, rotate, x, q, scales, row_sums);
     return st;

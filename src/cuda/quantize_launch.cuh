@@ -19,6 +19,11 @@ rotq_status rotq_q_launch_plain(int kind, rotq_q_args a, cudaStream_t stream, co
 // Fused power-of-two rotation + quantize. a: as for plain plus signs, rot_scale, log2n.
 rotq_status rotq_q_launch_rot(int kind, rotq_q_args a, cudaStream_t stream, const rotq_cuda_device_info *dev);
 
+// Fused power-of-two rotation + quantize for decode sizes (quantize_small.cu):
+// ROTQ_ERR_NOT_SUPPORTED for shapes it does not take (the caller goes on to
+// rotq_q_launch_rot). a: as for rotq_q_launch_rot.
+rotq_status rotq_q_launch_small(int kind, rotq_q_args a, cudaStream_t stream, const rotq_cuda_device_info *dev);
+
 // y = q * scale.
 rotq_status rotq_q_launch_dequant(const rotq_quant_params *p, const rotq_matrix *q, const float *scales,
                                   const rotq_matrix *y, cudaStream_t stream, const rotq_cuda_device_info *dev);

@@ -1,0 +1,233 @@
+// Latency kernel of the fused power-of-two rotation + quantize for small
+// problems (decode sizes), on the small Hadamard kernel (hadamard_small.cuh).
+//
+// One block per tile of 2^LE elements (whole rows: cols is a power of two that
+// divides the tile), no staging and no loop: the thread loads its V consecutive
+// elements, runs the rounds of rotq_small_rounds, writes y = RN(v * s) (the
+// rotation's scale, exactly as the CPU applies it) back to W in the last
+// round's layout (the slots it has just read: no barrier before) and reads the
+// round-0 layout again (one barrier). Each thread then holds V consecutive
+// elements of one row (cols >= V), so the epilogue is the CPU's on y: a row
+// spans cols / V consecutive threads (shuffles, and one barrier through red
+// when it spans warps), an int4 group g / V consecutive lanes. Codes are
+// stored V bytes (V / 2 for int4) per thread.
+//
+// Used when rows * cols <= ROTQ_SMALL_MAX_ELEMENTS, cols is a power of two with
+// 8 <= cols <= 2^LE (so n = 2^L divides it: block-diagonal rotations of up to
+// 1024 columns too) and the code rows allow 8-byte (int4: 4-byte) stores;
+// anything else returns ROTQ_ERR_NOT_SUPPORTED and takes quantize_rot.cu.
+#pragma once
+#include "hadamard_small.cuh"
+#include "quantize_rot_tile.cuh" // rotq_qt_i8x2, rotq_qt_fp8x2, rotq_qt_fp8_fix, rotq_qt_maxabs_nan
+
+// From the last round's layout to round 0's (thread t: tile elements
+// t * V .. t * V + V - 1), scaled by s on the way.
+template <int L>
+__device__ __forceinline__ void rotq_qs_to_rows(float *W, unsigned t, float *v, float s) {
+    typedef rotq_small_plan<L> P;
+    constexpr int K = P::ROUNDS - 1;
+    if constexpr (K == 0) { // one round: the values never left round 0's layout
+#pragma unroll
+        for (int r = 0; r < P::V; r++) v[r] = __fmul_rn(v[r], s);
+    } else {
+        const unsigned wb = P::pad(rotq_small_dep<L, K>(t));
+#pragma unroll
+        for (int r = 0; r < P::V; r++) W[wb + P::pad((unsigned)r << P::lo(K))] = __fmul_rn(v[r], s);
+        __syncthreads();
+        const unsigned rb = P::pad(rotq_small_dep<L, 0>(t));
+#pragma unroll
+        for (int r = 0; r < P::V; r++) v[r] = W[rb + P::pad((unsigned)r)];
+    }
+}
+
+// Reductions over the tpr consecutive threads of a row (a power of two; every
+// thread of the block calls them with the same tpr). Past a warp, through
+// red (one barrier; each call needs its own red): lane l reads the part of
+// the row's warp l mod (tpr / 32), and a butterfly finishes (one load, not one per warp).
+__device__ __forceinline__ float rotq_qs_row_max(float x, unsigned tpr, uint32_t *red) {
+#pragma unroll
+    for (int i = 0; i < 5; i++)
+        if ((1u << i) < tpr) x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1 << i));
+    if (tpr <= 32) return x;
+    const unsigned warp = threadIdx.x >> 5, w0 = warp & ~((tpr >> 5) - 1u);
+    if ((threadIdx.x & 31u) == 0) red[warp] = __float_as_uint(x);
+    __syncthreads();
+    x = __uint_as_float(red[w0 + (threadIdx.x & ((tpr >> 5) - 1u))]);
+#pragma unroll
+    for (int i = 0; i < 5; i++)
+        if ((32u << i) < tpr) x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1 << i));
+    return x;
+}
+
+__device__ __forceinline__ uint32_t rotq_qs_row_sum(uint32_t x, unsigned tpr, uint32_t *red) {
+#pragma unroll
+    for (int i = 0; i < 5; i++)
+        if ((1u << i) < tpr) x += __shfl_xor_sync(0xffffffffu, x, 1 << i);
+    if (tpr <= 32) return x;
+    const unsigned warp = threadIdx.x >> 5, w0 = warp & ~((tpr >> 5) - 1u);
+    if ((threadIdx.x & 31u) == 0) red[warp] = x;
+    __syncthreads();
+    x = red[w0 + (threadIdx.x & ((tpr >> 5) - 1u))];
+#pragma unroll
+    for (int i = 0; i < 5; i++)
+        if ((32u << i) < tpr) x += __shfl_xor_sync(0xffffffffu, x, 1 << i);
+    return x;
+}
+
+// The finite-only absmax of V values whose NaN-propagating max |v| is m.
+template <int V>
+__device__ __forceinline__ float rotq_qs_absmax(const float *v, float m) {
+    if (m < INFINITY) return m;
+    m = 0.0f;
+#pragma unroll
+    for (int r = 0; r < V; r++) m = rotq_qt_absmax(m, v[r]);
+    return m;
+}
+
+// int4 groups: a group spans g / V lanes (V <= 32 <= g). Codes two per F2IP
+// where the thread's values are finite (|v * ginv| < 7.5 then), the rules of
+// formats.h otherwise; four bytes to four nibbles by masking, a shift and a PRMT.
+template <int V>
+__device__ __forceinline__ void rotq_qs_int4(const rotq_q_args &qa, const float *v, float m, bool live,
+                                             uint32_t row, uint32_t col) {
+    float gm = rotq_qs_absmax<V>(v, m);
+    const unsigned lpg = (unsigned)qa.group / V;
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+        if ((1u << i) < lpg) gm = fmaxf(gm, __shfl_xor_sync(0xffffffffu, gm, 1 << i));
+    const float ginv = rotq_quant_inv(gm, ROTQ_I4_QMAX);
+    if (live && (col & ((unsigned)qa.group - 1u)) == 0)
+        qa.scales[(int64_t)row * qa.groups_per_row + (col >> qa.group_shift)] = rotq_quant_scale(gm, ROTQ_I4_QMAX);
+    uint32_t w[V / 8];
+    if (m < INFINITY) {
+#pragma unroll
+        for (int i = 0; i < V / 8; i++) {
+            float x[8];
+#pragma unroll
+            for (int k = 0; k < 8; k++) x[k] = __fmul_rn(v[8 * i + k], ginv);
+            uint32_t a = rotq_qt_i8x2<false>(x[1], x[0], rotq_qt_i8x2<false>(x[3], x[2], 0u));
+            uint32_t b = rotq_qt_i8x2<false>(x[5], x[4], rotq_qt_i8x2<false>(x[7], x[6], 0u));
+            a &= 0x0f0f0f0fu, b &= 0x0f0f0f0fu;
+            w[i] = __byte_perm(a | (a >> 4), b | (b >> 4), 0x6420);
+        }
+    } else {
+#pragma unroll
+        for (int i = 0; i < V / 8; i++) {
+            w[i] = 0;
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                w[i] |= (uint32_t)rotq_i4_pack(rotq_quant_i4(__fmul_rn(v[8 * i + 2 * k], ginv)),
+                                               rotq_quant_i4(__fmul_rn(v[8 * i + 2 * k + 1], ginv)))
+                        << (8 * k);
+        }
+    }
+    if (!live) return;
+    uint32_t *p = (uint32_t *)((uint8_t *)qa.q + (int64_t)row * qa.q_stride + (col >> 1));
+#pragma unroll
+    for (int i = 0; i < V / 8; i++) p[i] = w[i];
+}
+
+// int8 / fp8 rows (per row or static): codes four per word, row sums by dp4a.
+template <int KIND, int V>
+__device__ __forceinline__ void rotq_qs_bytes(const rotq_q_args &qa, float *v, float m, bool live, uint32_t row,
+                                              uint32_t col, unsigned tpr, uint32_t *red, uint32_t *red2) {
+    typedef rotq_q_kind<KIND> K;
+    const bool finite = m < INFINITY;
+    float inv = qa.static_inv;
+    if (K::PER_ROW) {
+        const float am = rotq_qs_row_max(rotq_qs_absmax<V>(v, m), tpr, red);
+        inv = rotq_quant_inv(am, K::QMAX);
+        if (live && col == 0) qa.scales[row] = rotq_quant_scale(am, K::QMAX);
+    }
+#pragma unroll
+    for (int r = 0; r < V; r++) v[r] = __fmul_rn(v[r], inv);
+    uint32_t cw[V / 4];
+    if (K::FP8) {
+        // No NaN can come out of a finite row scaled by its own (finite) inv.
+        const bool fix = !(K::PER_ROW && finite);
+#pragma unroll
+        for (int g = 0; g < V / 4; g++) {
+            const float *x = v + 4 * g;
+            cw[g] = rotq_qt_fp8x2(x[1], x[0], rotq_qt_fp8x2(x[3], x[2], 0u));
+            if (fix) cw[g] = rotq_qt_fp8_fix(cw[g]);
+        }
+    } else if (finite) { // |x| < 127.5: see rotq_qt_i8x2
+#pragma unroll
+        for (int g = 0; g < V / 4; g++) {
+            const float *x = v + 4 * g;
+            cw[g] = rotq_qt_i8x2<false>(x[1], x[0], rotq_qt_i8x2<false>(x[3], x[2], 0u));
+        }
+    } else {
+#pragma unroll
+        for (int g = 0; g < V / 4; g++) {
+            const float *x = v + 4 * g;
+            cw[g] = rotq_qt_i8x2<true>(x[1], x[0], rotq_qt_i8x2<true>(x[3], x[2], 0u));
+        }
+    }
+    if (KIND == ROTQ_QUANT_INT8_ROW && qa.row_sums) {
+        uint32_t sum = 0;
+#pragma unroll
+        for (int g = 0; g < V / 4; g++) sum = (uint32_t)__dp4a((int)cw[g], 0x01010101, (int)sum);
+        sum = rotq_qs_row_sum(sum, tpr, red2);
+        if (live && col == 0) qa.row_sums[row] = (int32_t)sum;
+    }
+    if (!live) return;
+    uint2 *p = (uint2 *)((uint8_t *)qa.q + (int64_t)row * qa.q_stride + col);
+#pragma unroll
+    for (int i = 0; i < V / 8; i++) p[i] = make_uint2(cw[2 * i], cw[2 * i + 1]);
+}
+
+// qa: the quantize arguments with kind and cols_log; a: the rotation's
+// Hadamard arguments (groups = rows * blocks_per_row row blocks of n = 2^L).
+template <int L>
+__global__ void __launch_bounds__(rotq_small_plan<L>::THREADS) rotq_qs_kernel(rotq_q_args qa, rotq_had_args a) {
+    typedef rotq_small_plan<L> P;
+    extern __shared__ float rotq_qs_w[];
+    __shared__ uint32_t red[32], red2[32];
+    const unsigned t = threadIdx.x;
+    const uint32_t total = (uint32_t)a.groups << L; // rows * cols <= ROTQ_SMALL_MAX_ELEMENTS
+    const uint32_t e0 = (blockIdx.x << P::LE) + (t << P::LOGV);
+    float v[P::V];
+    rotq_small_load<L>(a, e0, total, v);
+    rotq_small_rounds<L>(rotq_qs_w, t, v);
+    rotq_qs_to_rows<L>(rotq_qs_w, t, v, a.scale);
+    const unsigned cl = (unsigned)qa.cols_log; // >= LOGV
+    const uint32_t row = e0 >> cl, col = e0 & ((1u << cl) - 1u);
+    const bool live = e0 < total;
+    const unsigned tpr = 1u << (cl - P::LOGV);
+    const float m = rotq_qt_maxabs_nan<P::V, 4>(v);
+    switch (qa.kind) {
+    case ROTQ_QUANT_INT8_ROW: rotq_qs_bytes<ROTQ_QUANT_INT8_ROW, P::V>(qa, v, m, live, row, col, tpr, red, red2); break;
+    case ROTQ_QUANT_FP8_ROW: rotq_qs_bytes<ROTQ_QUANT_FP8_ROW, P::V>(qa, v, m, live, row, col, tpr, red, red2); break;
+    case ROTQ_QUANT_FP8_TENSOR:
+        rotq_qs_bytes<ROTQ_QUANT_FP8_TENSOR, P::V>(qa, v, m, live, row, col, tpr, red, red2);
+        break;
+    default: rotq_qs_int4<P::V>(qa, v, m, live, row, col); break;
+    }
+}
+
+// Launch of plan L; the caller (quantize_small.cu) checked the shape.
+template <int L>
+static rotq_status rotq_qs_launch(const rotq_q_args &qa, const rotq_had_args &a, cudaStream_t stream,
+                                  const rotq_cuda_device_info *dev) {
+    typedef rotq_small_plan<L> P;
+    constexpr size_t smem = (size_t)P::W_WORDS * 4;
+    if (qa.cols < P::V || qa.cols > (1 << P::LE)) return ROTQ_ERR_NOT_SUPPORTED;
+    if constexpr (smem > 48 * 1024 - 256) { // 256 bytes of static red, red2
+        static int ready[64];               // per device; 0 = limit not raised yet
+        int *slot = &ready[dev->device & 63];
+        if (!__atomic_load_n(slot, __ATOMIC_ACQUIRE)) {
+            if (smem + 256 > (size_t)dev->max_smem_optin) return ROTQ_ERR_NOT_SUPPORTED;
+            if (cudaFuncSetAttribute((const void *)rotq_qs_kernel<L>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     (int)smem) != cudaSuccess) {
+                cudaGetLastError();
+                return ROTQ_ERR_CUDA;
+            }
+            __atomic_store_n(slot, 1, __ATOMIC_RELEASE);
+        }
+    }
+    const int64_t total = a.groups << L;
+    const unsigned grid = (unsigned)((total + (1 << P::LE) - 1) >> P::LE);
+    rotq_qs_kernel<L><<<grid, P::THREADS, smem, stream>>>(qa, a);
+    return rotq_cuda_check_launch();
+}
