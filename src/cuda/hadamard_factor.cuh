@@ -265,11 +265,18 @@ __host__ __device__ inline size_t rotq_factor_stage_bytes(int G, int n, int es) 
 // measured on the H100: 64 registers with 512 threads spill in the phases and
 // gain less), when their shared memory fits (the launcher checks). Otherwise
 // one block of 512 threads (128 registers), 16 warps to hide latency.
+// (ROTQ_FACTOR_MULTI_THREADS / _BLOCKS override the first shape for experiments.)
+#ifndef ROTQ_FACTOR_MULTI_THREADS
+#define ROTQ_FACTOR_MULTI_THREADS 384
+#endif
+#ifndef ROTQ_FACTOR_MULTI_BLOCKS
+#define ROTQ_FACTOR_MULTI_BLOCKS 2
+#endif
 template <int L, int ES, int KTMAX>
 struct rotq_factor_shape {
     static constexpr bool TWO = ES == 2 && KTMAX <= ROTQ_FACTOR_SMALL_KT && L <= 10;
-    static constexpr int THREADS = TWO ? 384 : 512;
-    static constexpr int BLOCKS = TWO ? 2 : 1;
+    static constexpr int THREADS = TWO ? ROTQ_FACTOR_MULTI_THREADS : 512;
+    static constexpr int BLOCKS = TWO ? ROTQ_FACTOR_MULTI_BLOCKS : 1;
 };
 
 // Tile-epilogue source: rotated, scaled fp32 rows of `cols` elements in W

@@ -143,15 +143,16 @@ static rotq_status rotq_launch_factor(const rotq_had_args &a, rotq_had_factor &f
     static int regs[64]; // per device; 0 = not prepared yet
     if (f.kt > KTMAX) return ROTQ_ERR_NOT_SUPPORTED; // the dispatch picks KTMAX >= kt
     const void *kernel = (const void *)rotq_had_factor_kernel<L, ES, KTMAX, QUANT>;
-    // Two blocks per SM without prefetch beat one block with it: take the
-    // single stage when that is what lets a second block fit.
     const size_t smem2 = rotq_factor_smem<L, ES, KTMAX>(a, f, 2), smem1 = rotq_factor_smem<L, ES, KTMAX>(a, f, 1);
     const size_t per_sm = (size_t)dev->smem_per_sm;
     // The two-block build (384 threads, 80 registers) needs room for its
     // second block; without it the caller takes the one-block build.
     typedef rotq_factor_shape<L, ES, KTMAX> shape;
-    if (shape::BLOCKS > 1 && per_sm / (smem1 + 1024) < 2) return ROTQ_ERR_NOT_SUPPORTED;
-    f.stages = (per_sm / (smem2 + 1024) < 2 && per_sm / (smem1 + 1024) >= 2) || smem2 > (size_t)dev->max_smem_optin ? 1 : 2;
+    if (shape::BLOCKS > 1 && per_sm / (smem1 + 1024) < (size_t)shape::BLOCKS) return ROTQ_ERR_NOT_SUPPORTED;
+    // Prefetch (two stages) unless it would cost the multi-block build a block;
+    // the one-block build (128 registers) never has a second block to rely on.
+    const size_t want = (size_t)shape::BLOCKS;
+    f.stages = (want > 1 && per_sm / (smem2 + 1024) < want) || smem2 > (size_t)dev->max_smem_optin ? 1 : 2;
     const size_t smem = f.stages == 2 ? smem2 : smem1;
     const int64_t ntiles = (a.groups + f.groups_per_block - 1) / f.groups_per_block;
     int64_t grid = 0;
