@@ -44,6 +44,7 @@ typedef struct quant_case {
     rotq_dtype din;
     int64_t rows, cols, xs, qs;
     int special;  /* rows of NaN, Inf, zeros, huge and tiny values: 1 exact (no rotation), 2 rotated */
+    int32_t special_cols; /* > 0: the special type also steps every special_cols columns */
     float rscale; /* rotation scale; 0: the default 1/sqrt(n) */
     int row_sums; /* INT8_ROW: ask for row sums */
     int offset;   /* elements into the allocations */
@@ -56,23 +57,24 @@ static const char *kind_name(rotq_quant_kind k) {
 }
 
 static void case_name(const quant_case *q, char *buf, size_t n) {
-    char rot[128] = "rotate=none", rs[48] = "";
+    char rot[128] = "rotate=none", rs[48] = "", sc[32] = "";
+    if (q->special_cols > 0) snprintf(sc, sizeof sc, "/cols%d", q->special_cols);
     if (q->rscale != 0.0f) snprintf(rs, sizeof rs, "/scale%g", (double)q->rscale);
     if (q->rotate)
         snprintf(rot, sizeof rot, "rotate=n%d/factor%d%s/signs%d%s", q->rsize, q->rfactor,
                  (q->rflags & ROTQ_HADAMARD_TRANSPOSE_FACTOR) ? "^T" : "", q->rsigns, rs);
     snprintf(buf, n,
-             "quantize %s group=%d static=%g %s in=%s rows=%lld cols=%lld xs=%lld qs=%lld special=%d"
+             "quantize %s group=%d static=%g %s in=%s rows=%lld cols=%lld xs=%lld qs=%lld special=%d%s"
              " row_sums=%d off=%d v=%d",
              kind_name(q->kind), q->group, (double)q->static_scale, rot, rotq_dtype_name(q->din),
-             (long long)q->rows, (long long)q->cols, (long long)q->xs, (long long)q->qs, q->special, q->row_sums,
+             (long long)q->rows, (long long)q->cols, (long long)q->xs, (long long)q->qs, q->special, sc, q->row_sums,
              q->offset, q->variant);
 }
 
 /* ---- inputs ---- */
 
-/* A value for special row type t (row % 7): 0 normal, 1 zeros, 2 some NaN, 3 some +-Inf,
-   4 only non-finite, 5 huge, 6 tiny. rotated: magnitudes for a rotation: huge rows
+/* A value for special type t (special_type): 0 normal, 1 zeros, 2 some NaN, 3 some
+   +-Inf, 4 only non-finite, 5 huge, 6 tiny. rotated: magnitudes for a rotation: huge rows
    cannot overflow float in the transform (n <= 4096), and tiny f32 / bf16 rows
    stay far below the flush threshold after it (every row of type 6 gets scale 0). */
 static double special_value(ck_rng *g, int t, rotq_dtype dt, int rotated) {
@@ -92,6 +94,12 @@ static double special_value(ck_rng *g, int t, rotq_dtype dt, int rotated) {
     case 6: return one_in_8 ? 0.0 : v * tiny;
     default: return v;
     }
+}
+
+/* Special type of element (i, j): per row, and per column block when special_cols
+   is set (then groups and rotation blocks of one row see different types). */
+static int special_type(const quant_case *q, int64_t i, int64_t j) {
+    return (int)((i + (q->special_cols > 0 ? j / q->special_cols : 0)) % 7);
 }
 
 typedef struct quant_data {
@@ -189,7 +197,8 @@ static int data_make(const quant_case *qc, uint64_t seed, quant_data *d, ck_resu
     for (int64_t i = 0; i < rows; i++)
         for (int64_t j = 0; j < cols; j++)
             ck_set(d->x, qc->din, i * qc->xs + j,
-                   qc->special ? special_value(&g, (int)(i % 7), qc->din, qc->special == 2) : ck_rng_activation(&g));
+                   qc->special ? special_value(&g, special_type(qc, i, j), qc->din, qc->special == 2)
+                               : ck_rng_activation(&g));
     for (int64_t j = 0; d->signs && j < cols; j++) d->signs[j] = (int8_t)ck_rng_u64(&g);
 
     ck_had_ref h;
@@ -453,6 +462,18 @@ void ck_op_quantize(ck_ctx *c) {
                 run_case(c, q);
                 /* Rotation over the whole row, with signs. */
                 run_case(c, rotated(base(kind, g, din, 4, 256), 256, ROTQ_HADAMARD_FACTOR_AUTO, 0, 1));
+                if (kind == ROTQ_QUANT_INT4_GROUP) {
+                    /* int4 groups of one row (and of one warp) with different special types:
+                       NaN / Inf groups (the slow path) next to finite, zero and tiny (flushed)
+                       ones, in ragged tiles. Exact, one type per group: */
+                    q = base(kind, g, din, 13, 8 * g);
+                    q.special = 1, q.special_cols = g;
+                    run_case(c, q);
+                    /* Fused, a type per rotation block of 64 (a g128 group spans two): */
+                    q = rotated(base(kind, g, din, 9, 1024), 64, ROTQ_HADAMARD_FACTOR_POW2, 0, 1);
+                    q.special = 2, q.special_cols = 64;
+                    run_case(c, q);
+                }
                 if (!full) continue;
                 /* Block-diagonal rotation by a K factor, transposed, strided. */
                 q = rotated(base(kind, g, din, 6, 4 * 192), 192, 12, ROTQ_HADAMARD_TRANSPOSE_FACTOR, 1);

@@ -138,6 +138,20 @@ __device__ __forceinline__ float ptx_max_nan_f32(float a, float b) {
     return d;
 }
 
+// min(a, b) that returns NaN when either input is NaN (sm_80+; fminf drops a NaN).
+__device__ __forceinline__ float ptx_min_nan_f32(float a, float b) {
+    float d;
+    asm("min.NaN.f32 %0, %1, %2;" : "=f"(d) : "f"(a), "f"(b));
+    return d;
+}
+
+// Bitwise select, (a & m) | (b & ~m), as one LOP3 (ptxas splits the C form in two).
+__device__ __forceinline__ uint32_t ptx_bitselect(uint32_t a, uint32_t b, uint32_t m) {
+    uint32_t d;
+    asm("lop3.b32 %0, %1, %2, %3, 0xe4;" : "=r"(d) : "r"(a), "r"(b), "r"(m));
+    return d;
+}
+
 // Two int32 saturated to s8, packed: c << 16 | s8(a) << 8 | s8(b) (sm_72+). With
 // a, b from cvt.rni.s32.f32 (__float2int_rn) ptxas fuses the three into one F2IP.
 __device__ __forceinline__ uint32_t ptx_cvt_pack_s8(int a, int b, uint32_t c) {

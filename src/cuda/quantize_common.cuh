@@ -8,6 +8,7 @@
 // 4..16 chunks) lies in consecutive lanes of one warp.
 #pragma once
 #include "common.cuh"
+#include "ptx.cuh"
 
 #define ROTQ_Q_NCH 4 // chunks of 8 values a thread holds per window
 
@@ -50,6 +51,34 @@ typedef struct rotq_q_args {
 #define ROTQ_QT_SCALE_SMALL 0
 #define ROTQ_QT_SCALE_POW2 1
 #define ROTQ_QT_SCALE_LARGE 2
+
+// rotq_absmax_update (formats.h) in three instructions: the max of the finite
+// |v| (am >= 0, so a NaN or infinite v, mapped to 0, leaves am as it is).
+__device__ __forceinline__ float rotq_qt_absmax(float am, float v) {
+    const float a = fabsf(v);
+    return fmaxf(am, a < INFINITY ? a : 0.0f);
+}
+
+// Lanes of this thread's team (TS < 32), or the whole warp.
+__device__ __forceinline__ unsigned rotq_qt_team_mask(unsigned ts) {
+    if (ts >= 32) return 0xffffffffu;
+    const unsigned lane = threadIdx.x & 31u;
+    return ((1u << ts) - 1u) << (lane & ~(ts - 1u));
+}
+
+// max |v[i]| over N values, NaN if any is NaN (else +Inf if any is infinite):
+// one instruction per value, in P chains for latency.
+template <int N, int P>
+__device__ __forceinline__ float rotq_qt_maxabs_nan(const float *v) {
+    float t[P];
+#pragma unroll
+    for (int i = 0; i < P; i++) t[i] = fabsf(v[i]);
+#pragma unroll
+    for (int i = P; i < N; i++) t[i % P] = ptx_max_nan_f32(t[i % P], fabsf(v[i]));
+#pragma unroll
+    for (int i = 1; i < P; i++) t[0] = ptx_max_nan_f32(t[0], t[i]);
+    return t[0];
+}
 
 // ---- 8-element chunks ------------------------------------------------------
 

@@ -135,7 +135,7 @@ static rotq_status rotq_qt_plain_launch(rotq_q_args a, cudaStream_t stream, cons
     static int optin[64];
     const void *kernel = (const void *)rotq_qt_plain_kernel<KIND, ES>;
     const int64_t row_bytes = a.cols * ES;
-    const int lpg = KIND == ROTQ_QUANT_INT4_GROUP ? a.group / 8 : 1;
+    const int lpg = KIND == ROTQ_QUANT_INT4_GROUP ? a.group / (8 * rotq_qt_stage_src<ES>::I4_CPL) : 1;
     a.nch = (int32_t)(a.cols / 8);
     a.ts_log = rotq_qt_ts_log(a.nch, ROTQ_QT_THREADS, lpg);
     const int64_t teams = ROTQ_QT_THREADS >> a.ts_log;
@@ -172,7 +172,7 @@ static rotq_status rotq_qt_plain_launch(rotq_q_args a, cudaStream_t stream, cons
 static bool rotq_qt_plain_fits(int kind, const rotq_q_args &a) {
     const int es = a.in_dtype == ROTQ_DTYPE_F32 ? 4 : 2;
     if (!a.vec_x || !a.vec_q || a.cols % 8 != 0 || a.cols * es > ROTQ_QT_STAGE_MAX || a.rows < 1) return false;
-    if (kind == ROTQ_QUANT_INT4_GROUP && (a.group < 8 || a.group > 256)) return false;
+    if (kind == ROTQ_QUANT_INT4_GROUP && (a.group < 32 || a.group > 128)) return false; // quantize_tile_i4.cuh
     return true;
 }
 

@@ -89,20 +89,6 @@ __device__ __forceinline__ void rotq_qt_quad_sel(unsigned lane, uint32_t *sel2, 
     *sel1 = (lane & 1) ? 0x3715u : 0x6240u;
 }
 
-// max |v[i]| over N values, NaN if any is NaN (else +Inf if any is infinite):
-// one instruction per value, in P chains for latency.
-template <int N, int P>
-__device__ __forceinline__ float rotq_qt_maxabs_nan(const float *v) {
-    float t[P];
-#pragma unroll
-    for (int i = 0; i < P; i++) t[i] = fabsf(v[i]);
-#pragma unroll
-    for (int i = P; i < N; i++) t[i % P] = ptx_max_nan_f32(t[i % P], fabsf(v[i]));
-#pragma unroll
-    for (int i = 1; i < P; i++) t[0] = ptx_max_nan_f32(t[0], t[i]);
-    return t[0];
-}
-
 // Reduce-scatter over the lanes of a warp: m[rr] is this lane's part of row
 // rr (NR = 2^k rows); afterwards every lane holds the reduction of row
 // lane >> (5 - k) over the whole warp (lane rr << (5 - k) holds row rr's).
@@ -421,7 +407,7 @@ static rotq_status rotq_qt_rot_launch(rotq_q_args qa, const rotq_had_args &a, cu
     cudaGetDevice(&device);
     rotq_status st = rotq_qt_smem_optin(kernel, sm::BYTES, &optin[device & 63], dev);
     if (st != ROTQ_OK) return st;
-    const int lpg = qa.kind == ROTQ_QUANT_INT4_GROUP ? qa.group / 8 : 1;
+    const int lpg = qa.kind == ROTQ_QUANT_INT4_GROUP ? qa.group / (8 * ROTQ_QT_I4_CPL_W) : 1;
     qa.nch = (int32_t)(qa.cols / 8);
     qa.ts_log = rotq_qt_ts_log(qa.nch, plan::THREADS, lpg);
     const int64_t teams = plan::THREADS >> qa.ts_log;

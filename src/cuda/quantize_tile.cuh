@@ -5,7 +5,8 @@
 // Rows are cut into chunks of 8 consecutive values. A team of TS = 2^ts_log
 // threads (1 .. blockDim.x) owns a row; thread t of the team takes chunks
 // t, t + TS, ... so the lanes of a warp read consecutive 16-byte pieces of
-// shared memory and write consecutive code words (8 bytes; 4 for int4).
+// shared memory and write consecutive code words (8 bytes). int4 groups take
+// units of several chunks per lane instead (quantize_tile_i4.cuh).
 // Per-row kinds make two passes over shared memory (absmax, then codes); no
 // values are kept in registers between them. The arithmetic is the CPU
 // backend's (formats.h), as in quantize_row.cuh.
@@ -15,20 +16,7 @@
 #pragma once
 #include "ptx.cuh"
 #include "quantize_row.cuh"
-
-// rotq_absmax_update (formats.h) in three instructions: the max of the finite
-// |v| (am >= 0, so a NaN or infinite v, mapped to 0, leaves am as it is).
-__device__ __forceinline__ float rotq_qt_absmax(float am, float v) {
-    const float a = fabsf(v);
-    return fmaxf(am, a < INFINITY ? a : 0.0f);
-}
-
-// Lanes of this thread's team (TS < 32), or the whole warp.
-__device__ __forceinline__ unsigned rotq_qt_team_mask(unsigned ts) {
-    if (ts >= 32) return 0xffffffffu;
-    const unsigned lane = threadIdx.x & 31u;
-    return ((1u << ts) - 1u) << (lane & ~(ts - 1u));
-}
+#include "quantize_tile_i4.cuh"
 
 // Team reductions. Every thread of the block calls them the same number of
 // times (teams wider than a warp go through red and two barriers).
@@ -66,9 +54,20 @@ __device__ __forceinline__ uint32_t rotq_qt_team_sum(uint32_t x, unsigned ts_log
 // Source: the staged input (raw dtype; row r at r * row_bytes).
 template <int ES>
 struct rotq_qt_stage_src {
+    static constexpr int I4_CPL = 4;     // int4 chunks per lane and unit (quantize_tile_i4.cuh)
+    static constexpr bool I4_ROT = true; // their order rotated by lane (bank conflicts)
     const char *base;
     unsigned row_bytes;
     int dtype;
+    // N chunks from chunk c, a multiple of N: v[8i ..] = chunk c + ((i + rot) mod N).
+    // Lanes 64 (ES 2) or 128 bytes apart hit one bank group at a time; with
+    // rot = (lane / 2) mod 4 the 8 lanes of a 16-byte access phase hit 8
+    // different ones (ES 2; two lanes per group for ES 4).
+    template <int N>
+    __device__ __forceinline__ void load_run(unsigned r, unsigned c, float *v, unsigned rot) const {
+#pragma unroll
+        for (int i = 0; i < N; i++) load(r, c + (((unsigned)i + rot) & (N - 1u)), v + 8 * i);
+    }
     __device__ __forceinline__ void load(unsigned r, unsigned c, float v[8]) const {
         const char *p = base + r * row_bytes + c * (8u * ES);
         if (ES == 4) {
@@ -101,14 +100,20 @@ struct rotq_qt_stage_src {
 // Hadamard kernels' padded layout: 8 aligned consecutive elements are at
 // base + i). Row r starts at element r << cols_log.
 struct rotq_qt_w_src {
+    static constexpr int I4_CPL = ROTQ_QT_I4_CPL_W;
+    static constexpr bool I4_ROT = false; // rot is 0: lanes 33 floats apart do not conflict
     const float *W;
     unsigned cols_log;
-    __device__ __forceinline__ void load(unsigned r, unsigned c, float v[8]) const {
+    // N = 1, 2 or 4 chunks from chunk c, a multiple of N (rows of at least 8N
+    // elements): 8N consecutive elements inside an aligned 32, so contiguous in W.
+    template <int N>
+    __device__ __forceinline__ void load_run(unsigned r, unsigned c, float *v, unsigned rot = 0) const {
         const unsigned e = (r << cols_log) + c * 8u;
         const unsigned b = e + (e >> 5) + (e >> 10) + (e >> 15); // rotq_w_index(e)
 #pragma unroll
-        for (int i = 0; i < 8; i++) v[i] = W[b + (unsigned)i];
+        for (int i = 0; i < 8 * N; i++) v[i] = W[b + (unsigned)i];
     }
+    __device__ __forceinline__ void load(unsigned r, unsigned c, float v[8]) const { load_run<1>(r, c, v); }
 };
 
 // Quantizes rows row0 .. row0 + rows_valid - 1 of the tile (tile row r = row
@@ -126,6 +131,10 @@ __device__ __forceinline__ void rotq_qt_tile(const rotq_q_args &a, const SRC &sr
         const bool live = r < rows_valid;
         const unsigned rs = r < R ? r : R - 1u;
         const int64_t row = row0 + r;
+        if (KIND == ROTQ_QUANT_INT4_GROUP) {
+            rotq_qt_i4_row<SRC::I4_CPL>(a, src, rs, row, live, t, TS);
+            continue;
+        }
         float inv = 0.0f, scale = 0.0f;
         if (K::PER_ROW) {
             float am = 0.0f;
@@ -146,43 +155,23 @@ __device__ __forceinline__ void rotq_qt_tile(const rotq_q_args &a, const SRC &sr
         for (unsigned c = t; c < nch; c += TS) {
             float v[8];
             src.load(rs, c, v);
-            if (KIND == ROTQ_QUANT_INT4_GROUP) {
-                // Group absmax over the group / 8 aligned consecutive lanes that
-                // hold it (all make the same trips: nch and TS are multiples of it).
-                const unsigned lpg = (unsigned)a.group >> 3;
-                const unsigned gmask = rotq_qt_team_mask(lpg);
-                float gm = 0.0f;
+            uint32_t lo = 0, hi = 0;
 #pragma unroll
-                for (int k = 0; k < 8; k++) gm = rotq_qt_absmax(gm, v[k]);
-                for (unsigned o = lpg >> 1; o > 0; o >>= 1) gm = fmaxf(gm, __shfl_xor_sync(gmask, gm, o));
-                const float ginv = rotq_quant_inv(gm, ROTQ_I4_QMAX);
-                if (live && (c & (lpg - 1u)) == 0)
-                    a.scales[row * a.groups_per_row + (c >> (a.group_shift - 3))] = rotq_quant_scale(gm, ROTQ_I4_QMAX);
-                uint32_t packed = 0;
-#pragma unroll
-                for (int k = 0; k < 4; k++)
-                    packed |= (uint32_t)rotq_i4_pack(rotq_quant_i4(v[2 * k] * ginv), rotq_quant_i4(v[2 * k + 1] * ginv))
-                              << (8 * k);
-                if (live) *(uint32_t *)(qrow + c * 4u) = packed;
-            } else {
-                uint32_t lo = 0, hi = 0;
-#pragma unroll
-                for (int k = 0; k < 8; k++) {
-                    uint32_t b;
-                    if (K::FP8) {
-                        b = rotq_f32_to_fp8_e4m3(v[k] * inv);
-                    } else {
-                        const int8_t s = rotq_quant_i8(v[k] * inv);
-                        sum += (uint32_t)(int32_t)s;
-                        b = (uint8_t)s;
-                    }
-                    if (k < 4)
-                        lo |= b << (8 * k);
-                    else
-                        hi |= b << (8 * (k - 4));
+            for (int k = 0; k < 8; k++) {
+                uint32_t b;
+                if (K::FP8) {
+                    b = rotq_f32_to_fp8_e4m3(v[k] * inv);
+                } else {
+                    const int8_t s = rotq_quant_i8(v[k] * inv);
+                    sum += (uint32_t)(int32_t)s;
+                    b = (uint8_t)s;
                 }
-                if (live) *(uint2 *)(qrow + c * 8u) = make_uint2(lo, hi);
+                if (k < 4)
+                    lo |= b << (8 * k);
+                else
+                    hi |= b << (8 * (k - 4));
             }
+            if (live) *(uint2 *)(qrow + c * 8u) = make_uint2(lo, hi);
         }
         if (K::PER_ROW && live && t == 0) a.scales[row] = scale;
         if (KIND == ROTQ_QUANT_INT8_ROW && a.row_sums) {
@@ -195,7 +184,8 @@ __device__ __forceinline__ void rotq_qt_tile(const rotq_q_args &a, const SRC &sr
 // ---- host side -----------------------------------------------------------------
 
 // Team width for rows of nch chunks on a block of `threads`: about 4 chunks per
-// thread per row, at least the lanes of an int4 group (lpg; 1 otherwise).
+// thread per row, at least the lanes of an int4 group (lpg: group / (8 * the
+// source's I4_CPL); 1 otherwise).
 static inline int rotq_qt_ts_log(int64_t nch, int threads, int lpg) {
     int64_t want = (nch + 3) / 4;
     int lg = 0;
