@@ -279,19 +279,6 @@ struct rotq_factor_shape {
     static constexpr int BLOCKS = TWO ? ROTQ_FACTOR_MULTI_BLOCKS : 1;
 };
 
-// Tile-epilogue source: rotated, scaled fp32 rows of `cols` elements in W
-// (element e at rotq_w_index(e); cols is a multiple of 8, so a chunk's 8 slots
-// are consecutive).
-struct rotq_qt_wrows_src {
-    const float *W;
-    unsigned cols;
-    __device__ __forceinline__ void load(unsigned r, unsigned c, float v[8]) const {
-        const unsigned b = rotq_w_index(r * cols + c * 8u);
-#pragma unroll
-        for (int i = 0; i < 8; i++) v[i] = W[b + (unsigned)i];
-    }
-};
-
 // A persistent block walks over tiles of G row blocks of n = K * 2^L: the next
 // tile streams into the other stage while this one runs the K step (stage ->
 // W) and the power-of-two phases (W -> global; with QUANT, W -> W -> codes:
@@ -378,7 +365,7 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX>::THREADS), (r
             __syncthreads();
             const int64_t left = a.groups - g0;
             const unsigned rv = left < (int64_t)G ? (unsigned)left : (unsigned)G;
-            rotq_qt_wrows_src src;
+            rotq_qt_w_src src; // rows of n = K * 2^L (L >= 4: a multiple of 64)
             src.W = W;
             src.cols = (unsigned)a.n;
             switch (qa.kind) {

@@ -162,7 +162,7 @@ static rotq_status rotq_launch_factor(const rotq_had_args &a, rotq_had_factor &f
     if (QUANT) {
         // The tile epilogue's teams (quantize_tile.cuh): rows of nch chunks, G per tile.
         q = *qa;
-        const int lpg = q.kind == ROTQ_QUANT_INT4_GROUP ? q.group / 8 : 1;
+        const int lpg = q.kind == ROTQ_QUANT_INT4_GROUP ? q.group / (8 * ROTQ_QT_I4_CPL_W) : 1;
         q.nch = (int32_t)(a.n / 8);
         q.ts_log = rotq_qt_ts_log(q.nch, shape::THREADS, lpg);
         const int teams = shape::THREADS >> q.ts_log;

@@ -24,7 +24,7 @@ __device__ __forceinline__ void rotq_qt_rot_epilogue(const rotq_q_args &qa, cons
                                                      unsigned rv, uint32_t *red) {
     rotq_qt_w_src src;
     src.W = W;
-    src.cols_log = (unsigned)qa.cols_log;
+    src.cols = 1u << qa.cols_log;
     rotq_qt_tile<KIND>(qa, src, row0, rv, red);
 }
 

@@ -98,17 +98,18 @@ struct rotq_qt_stage_src {
 
 // Source: rotated fp32 rows in W, element e at W[rotq_w_index(e)] (the
 // Hadamard kernels' padded layout: 8 aligned consecutive elements are at
-// base + i). Row r starts at element r << cols_log.
+// base + i). Row r starts at element r * cols (a multiple of 8; of 32 when
+// int4 reads whole units).
 struct rotq_qt_w_src {
     static constexpr int I4_CPL = ROTQ_QT_I4_CPL_W;
     static constexpr bool I4_ROT = false; // rot is 0: lanes 33 floats apart do not conflict
     const float *W;
-    unsigned cols_log;
+    unsigned cols;
     // N = 1, 2 or 4 chunks from chunk c, a multiple of N (rows of at least 8N
     // elements): 8N consecutive elements inside an aligned 32, so contiguous in W.
     template <int N>
     __device__ __forceinline__ void load_run(unsigned r, unsigned c, float *v, unsigned rot = 0) const {
-        const unsigned e = (r << cols_log) + c * 8u;
+        const unsigned e = r * cols + c * 8u;
         const unsigned b = e + (e >> 5) + (e >> 10) + (e >> 15); // rotq_w_index(e)
 #pragma unroll
         for (int i = 0; i < 8 * N; i++) v[i] = W[b + (unsigned)i];
