@@ -290,7 +290,13 @@ def test_torch_compile_fullgraph_hadamard(device, backend):
     ref = ref.reshape(8, n) + 1.0
     ref = ref.to(torch.bfloat16).double()[:, :28 * 32] @ _explicit(28 * 32, 28, True, device).T
     ref = ref / math.sqrt(28 * 32)
-    assert rel_err(_np(y), ref.cpu().numpy()) < 3e-2
+    # The format's bound, element-wise: the bf16 output rounds each value to
+    # within 2^-9 of itself (the DC term, ~30 against an rms of ~1.7, alone can
+    # round by 0.04 rms), doubled for the bf16 intermediate h, plus a norm-wise
+    # term for the accumulated rounding of that intermediate.
+    yv, rv = _np(y).astype(np.float64), ref.cpu().numpy()
+    rms = float(np.sqrt(np.mean(rv ** 2)))
+    assert np.all(np.abs(yv - rv) <= 2.0 ** -8 * np.abs(rv) + 2e-2 * rms)
 
 
 @needs_custom_op
