@@ -195,13 +195,10 @@ __device__ __forceinline__ void rotq_read_stage32(const char *stage, unsigned lo
 // one m16n8k16 product of 16 groups of 16 staged values with H_16 (+-1, exact
 // in either 16-bit type; products exact, fp32 sums), bit 4 by one FADD
 // butterfly, results written straight to W (element e at rotq_w_index(e)).
-// Warp w takes the block-local elements [1024 w, 1024 w + 1024): 32 pairs of
-// groups (2P, 2P + 1) that differ in bit 4, in four tiles of 8 pairs. A rows m
-// and m + 8 hold the pair P(m & 7, t), so the bit-4 partners meet in one lane's
-// registers. P(r, t) = 8 (r & 3) + (t ^ 5 (r >> 2)) makes both the ldmatrix
-// reads (under the stage's chunk swizzle) and the stores to W conflict-free
-// (found by search, checked for every warp). Has its own barrier, between
-// loading every fragment and writing W over the stage.
+// Warp w takes the block-local elements [1024 w, 1024 w + 1024), four tiles of
+// 256, inside its own subtile. A rows m and m + 8 hold groups 2(m & 7) and
+// 2(m & 7) + 1, so the bit-4 partners meet in one lane's registers. Call after
+// the barrier that frees the stage for W: the A fragments are loaded first.
 __device__ __forceinline__ void rotq_phase0_mma(const char *stage, float *W, int dtype) {
     const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
     const unsigned gq = lane >> 2, tq = lane & 3u;
@@ -217,13 +214,13 @@ __device__ __forceinline__ void rotq_phase0_mma(const char *stage, float *W, int
             const uint32_t s0 = (uint32_t)(__popc(k & n) & 1) << 15, s1 = (uint32_t)(__popc((k + 1) & n) & 1) << 15;
             b[nt][h] = (one | s0) | ((one | s1) << 16);
         }
-    // ldmatrix rows: lane l gives row m = (l & 7) + 8 ((l >> 3) & 1), k half l >> 4:
-    // group 2 P(l & 7, t) + ((l >> 3) & 1).
-    const unsigned r = lane & 7u, half = 16u * ((lane >> 3) & 1u) + 8u * (lane >> 4);
+    // ldmatrix rows: lane l gives row m = (l & 7) + 8 ((l >> 3) & 1), k half l >> 4.
+    const unsigned m = (lane & 7u) | (((lane >> 3) & 1u) << 3);
+    const unsigned row_elem = 32u * (m & 7u) + 16u * (m >> 3) + 8u * (lane >> 4);
     uint32_t a[4][4];
 #pragma unroll
     for (int t = 0; t < 4; t++) {
-        const unsigned e = warp * 1024u + 32u * (8u * (r & 3u) + ((unsigned)t ^ (5u * (r >> 2)))) + half;
+        const unsigned e = warp * 1024u + 256u * t + row_elem;
         ptx_ldmatrix_x4(a[t], ptx_smem_addr(stage + rotq_chunk_swizzle(e >> 3) * 16));
     }
     __syncthreads(); // every warp has its fragments: W may overwrite the stage
@@ -238,9 +235,8 @@ __device__ __forceinline__ void rotq_phase0_mma(const char *stage, float *W, int
             else
                 ptx_mma_bf16_16816(c[nt], a[t], b[nt]);
         }
-        // c[nt][i]: row gq + 8 (i >> 1) = group 2 P(gq, t) + (i >> 1), column 8 nt + 2 tq + (i & 1).
-        const unsigned pair = 8u * (gq & 3u) + ((unsigned)t ^ (5u * (gq >> 2)));
-        const unsigned base = rotq_w_index(warp * 1024u + 32u * pair + 2u * tq);
+        // c[nt][i]: row gq + 8 (i >> 1) = group 2 gq + (i >> 1), column 8 nt + 2 tq + (i & 1).
+        const unsigned base = rotq_w_index(warp * 1024u + 256u * t + 32u * gq + 2u * tq);
 #pragma unroll
         for (int nt = 0; nt < 2; nt++)
 #pragma unroll
