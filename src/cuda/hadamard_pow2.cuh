@@ -45,17 +45,14 @@ __device__ __forceinline__ void rotq_subtile_sync(void) {
 // Phases 1.. of a subtile: values in registers (phase-0 layout) go through W
 // (block-local, padded fp32: rotq_w_index) and come back with every butterfly applied, in
 // the last phase's layout. sub_base: the subtile's first block-local element.
-// FROM_W: phase 0's results are already in W (rotq_phase0_mma), v is not read.
-template <int L, bool FROM_W = false>
+template <int L>
 __device__ __forceinline__ void rotq_pow2_exchanges(float *W, unsigned sub_base, unsigned tid, float v[32]) {
     typedef rotq_pow2_plan<L> plan;
 #pragma unroll
     for (int p = 1; p < plan::PHASES; p++) {
         const unsigned wbase = rotq_phase_base(sub_base, tid, plan::lo(p - 1));
-        if (!FROM_W || p > 1) {
 #pragma unroll
-            for (int r = 0; r < 32; r++) W[wbase + rotq_w_index((unsigned)r << plan::lo(p - 1))] = v[r];
-        }
+        for (int r = 0; r < 32; r++) W[wbase + rotq_w_index((unsigned)r << plan::lo(p - 1))] = v[r];
         rotq_subtile_sync<plan::SUB_THREADS>();
         const unsigned rbase = rotq_phase_base(sub_base, tid, plan::lo(p));
 #pragma unroll
@@ -87,11 +84,11 @@ __device__ __forceinline__ int64_t rotq_row_offset(const rotq_had_args &a, int64
 // W (block-local padded fp32). e_tile: global index of the subtile's first
 // element; sub_base: its block-local index. The last phase scales and stores,
 // lanes holding consecutive columns, so warp stores coalesce.
-template <int L, bool KF, bool FROM_W = false>
+template <int L, bool KF>
 __device__ __forceinline__ void rotq_pow2_phases(const rotq_had_args &a, float *W, unsigned sub_base, unsigned tid,
                                                  int64_t e_tile, int64_t total, int32_t k, int64_t g0, float v[32]) {
     typedef rotq_pow2_plan<L> plan;
-    rotq_pow2_exchanges<L, FROM_W>(W, sub_base, tid, v);
+    rotq_pow2_exchanges<L>(W, sub_base, tid, v);
     // Store. The 5 register bits of the last phase are column bits lo..L-1 and
     // then (only when a subtile holds several rows) row bits: one offset per
     // row, compile-time offsets along it.
@@ -191,63 +188,6 @@ __device__ __forceinline__ void rotq_read_stage32(const char *stage, unsigned lo
     }
 }
 
-// Phase 0 on tensor cores, for 16-bit inputs without signs: index bits 0..3 as
-// one m16n8k16 product of 16 groups of 16 staged values with H_16 (+-1, exact
-// in either 16-bit type; products exact, fp32 sums), bit 4 by one FADD
-// butterfly, results written straight to W (element e at rotq_w_index(e)).
-// Warp w takes the block-local elements [1024 w, 1024 w + 1024), four tiles of
-// 256, inside its own subtile. A rows m and m + 8 hold groups 2(m & 7) and
-// 2(m & 7) + 1, so the bit-4 partners meet in one lane's registers. Call after
-// the barrier that frees the stage for W: the A fragments are loaded first.
-__device__ __forceinline__ void rotq_phase0_mma(const char *stage, float *W, int dtype) {
-    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-    const unsigned gq = lane >> 2, tq = lane & 3u;
-    const bool f16 = dtype == ROTQ_DTYPE_F16;
-    const uint32_t one = f16 ? 0x3c00u : 0x3f80u;
-    // B = H_16: b[nt][h] holds rows k = 2tq + 8h, +1 of column n = 8nt + gq.
-    uint32_t b[2][2];
-#pragma unroll
-    for (int nt = 0; nt < 2; nt++)
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            const unsigned k = 2 * tq + 8 * h, n = 8 * nt + gq;
-            const uint32_t s0 = (uint32_t)(__popc(k & n) & 1) << 15, s1 = (uint32_t)(__popc((k + 1) & n) & 1) << 15;
-            b[nt][h] = (one | s0) | ((one | s1) << 16);
-        }
-    // ldmatrix rows: lane l gives row m = (l & 7) + 8 ((l >> 3) & 1), k half l >> 4.
-    const unsigned m = (lane & 7u) | (((lane >> 3) & 1u) << 3);
-    const unsigned row_elem = 32u * (m & 7u) + 16u * (m >> 3) + 8u * (lane >> 4);
-    uint32_t a[4][4];
-#pragma unroll
-    for (int t = 0; t < 4; t++) {
-        const unsigned e = warp * 1024u + 256u * t + row_elem;
-        ptx_ldmatrix_x4(a[t], ptx_smem_addr(stage + rotq_chunk_swizzle(e >> 3) * 16));
-    }
-    __syncthreads(); // every warp has its fragments: W may overwrite the stage
-#pragma unroll
-    for (int t = 0; t < 4; t++) {
-        float c[2][4];
-#pragma unroll
-        for (int nt = 0; nt < 2; nt++) {
-            c[nt][0] = c[nt][1] = c[nt][2] = c[nt][3] = 0.0f;
-            if (f16)
-                ptx_mma_f16_16816(c[nt], a[t], b[nt]);
-            else
-                ptx_mma_bf16_16816(c[nt], a[t], b[nt]);
-        }
-        // c[nt][i]: row gq + 8 (i >> 1) = group 2 gq + (i >> 1), column 8 nt + 2 tq + (i & 1).
-        const unsigned base = rotq_w_index(warp * 1024u + 256u * t + 32u * gq + 2u * tq);
-#pragma unroll
-        for (int nt = 0; nt < 2; nt++)
-#pragma unroll
-            for (int i = 0; i < 2; i++) {
-                const float x = c[nt][i], y = c[nt][i + 2];
-                W[base + 8u * nt + (unsigned)i] = x + y;
-                W[base + 8u * nt + (unsigned)i + 16u] = x - y;
-            }
-    }
-}
-
 // Single-phase sizes (n <= 32): a thread's 32 values are whole row blocks.
 // With vector output the results go through shared memory (W) so that the
 // global stores are 16-byte and lane-contiguous; otherwise element stores.
@@ -339,13 +279,6 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_pow2_min_bloc
         char *cur = rotq_smem + (sm::PREFETCH ? buf * (sm::STAGE + sm::EXTRA) : 0);
         const int64_t e_first = tile * sm::TILE_CTA;
         float v[32];
-        if (ES == 2 && L >= 8 && !a.signs) {
-            // Phase 0 on tensor cores, straight into W (it has its own barrier).
-            char *W = (sm::PREFETCH && buf == 1 && sm::EXTRA > 0) ? rotq_smem + sm::STAGE : cur;
-            rotq_phase0_mma(cur, (float *)W, a.in_dtype);
-            rotq_pow2_phases<L, false, true>(a, (float *)W, sub_base, tid, e_first + sub_base, total, 1, 0, v);
-            continue;
-        }
         rotq_read_stage32<ES>(cur, local0, a.in_dtype, v);
         if (a.signs) {
 #pragma unroll

@@ -67,14 +67,6 @@ __device__ __forceinline__ void ptx_ldmatrix_x4_trans(uint32_t r[4], uint32_t sm
                  : "r"(smem_addr));
 }
 
-// Four 8x8 b16 matrices (not transposed): lane l gives the row address of row
-// l & 7 of matrix l >> 3; r[i] is this lane's fragment of matrix i.
-__device__ __forceinline__ void ptx_ldmatrix_x4(uint32_t r[4], uint32_t smem_addr) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(smem_addr));
-}
-
 // ---- thread block clusters (sm_90+; callers compile these only for __CUDA_ARCH__ >= 900)
 // PTX ISA: "%cluster_ctarank", "mapa", "barrier.cluster", "mbarrier", "st.async".
 
