@@ -155,8 +155,7 @@ static rotq_status rotq_qt_plain_launch(rotq_q_args a, cudaStream_t stream, cons
     a.tile_rows = (int32_t)R;
     a.passes = (int32_t)passes;
     const size_t smem = (size_t)(2 * R * row_bytes);
-    int device = 0;
-    cudaGetDevice(&device);
+    const int device = dev->device; // resolved once per call by the entry point
     rotq_status st = rotq_qt_smem_optin(kernel, smem, &optin[device & 63], dev);
     if (st != ROTQ_OK) return st;
     const int64_t ntiles = (a.rows + R - 1) / R;
