@@ -265,18 +265,12 @@ __host__ __device__ inline size_t rotq_factor_stage_bytes(int G, int n, int es) 
 // measured on the H100: 64 registers with 512 threads spill in the phases and
 // gain less), when their shared memory fits (the launcher checks). Otherwise
 // one block of 512 threads (128 registers), 16 warps to hide latency.
-// (ROTQ_FACTOR_MULTI_THREADS / _BLOCKS override the first shape for experiments.)
-#ifndef ROTQ_FACTOR_MULTI_THREADS
-#define ROTQ_FACTOR_MULTI_THREADS 384
-#endif
-#ifndef ROTQ_FACTOR_MULTI_BLOCKS
-#define ROTQ_FACTOR_MULTI_BLOCKS 2
-#endif
+// (384 against 448 and 512 threads: docs/perf-notes.md, factor v8.)
 template <int L, int ES, int KTMAX>
 struct rotq_factor_shape {
     static constexpr bool TWO = ES == 2 && KTMAX <= ROTQ_FACTOR_SMALL_KT && L <= 10;
-    static constexpr int THREADS = TWO ? ROTQ_FACTOR_MULTI_THREADS : 512;
-    static constexpr int BLOCKS = TWO ? ROTQ_FACTOR_MULTI_BLOCKS : 1;
+    static constexpr int THREADS = TWO ? 384 : 512;
+    static constexpr int BLOCKS = TWO ? 2 : 1;
 };
 
 // A persistent block walks over tiles of G row blocks of n = K * 2^L: the next
@@ -354,12 +348,8 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX>::THREADS), (r
                 rotq_pow2_phases<L, true>(a, W, sub_base, tid, sub_base, total, f.k, g0, v);
                 continue;
             }
-            // Back to the slots just read (no barrier needed), scaled.
             rotq_pow2_exchanges<L>(W, sub_base, tid, v);
-            constexpr int lo = plan::lo(plan::PHASES - 1);
-            const unsigned wbase = rotq_phase_base(sub_base, tid, lo);
-#pragma unroll
-            for (int r = 0; r < 32; r++) W[wbase + rotq_w_index((unsigned)r << lo)] = v[r] * a.scale;
+            rotq_pow2_store_w<L>(W, sub_base, tid, v, a.scale);
         }
         if (QUANT) {
             __syncthreads();
@@ -368,12 +358,7 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX>::THREADS), (r
             rotq_qt_w_src src; // rows of n = K * 2^L (L >= 4: a multiple of 64)
             src.W = W;
             src.cols = (unsigned)a.n;
-            switch (qa.kind) {
-            case ROTQ_QUANT_INT8_ROW: rotq_qt_tile<ROTQ_QUANT_INT8_ROW>(qa, src, g0, rv, red); break;
-            case ROTQ_QUANT_FP8_ROW: rotq_qt_tile<ROTQ_QUANT_FP8_ROW>(qa, src, g0, rv, red); break;
-            case ROTQ_QUANT_FP8_TENSOR: rotq_qt_tile<ROTQ_QUANT_FP8_TENSOR>(qa, src, g0, rv, red); break;
-            default: rotq_qt_tile<ROTQ_QUANT_INT4_GROUP>(qa, src, g0, rv, red); break;
-            }
+            rotq_qt_tile_any(qa, src, g0, rv, red);
         }
     }
     ptx_cp_async_wait<0>();

@@ -13,8 +13,9 @@
 // side of small (decode-size) calls to argument checks.
 static inline rotq_status rotq_persistent_grid(const void *kernel, int threads, size_t smem, int *regs,
                                                const rotq_cuda_device_info *dev, int64_t ntiles, int64_t *grid) {
-    // Cached per kernel and device: registers | static shared bytes << 16 (the
-    // dynamic limit is the device's opt-in maximum less the static part).
+    // Cached per kernel and device: registers (<= 255) | static shared bytes << 8
+    // (<= 48 KB, so the int stays positive); the dynamic limit is the device's
+    // opt-in maximum less the static part.
     int *slot = &regs[dev->device & 63];
     int r = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
     if (r <= 0) {
@@ -25,11 +26,11 @@ static inline rotq_status rotq_persistent_grid(const void *kernel, int threads, 
             cudaGetLastError();
             return ROTQ_ERR_CUDA;
         }
-        r = (attr.numRegs > 0 ? attr.numRegs : 1) | (int)(attr.sharedSizeBytes << 16);
+        r = (attr.numRegs > 0 ? attr.numRegs : 1) | (int)(attr.sharedSizeBytes << 8);
         __atomic_store_n(slot, r, __ATOMIC_RELEASE);
     }
-    const size_t static_bytes = (size_t)(r >> 16);
-    r &= 0xffff;
+    const size_t static_bytes = (size_t)(r >> 8);
+    r &= 0xff;
     if (smem + static_bytes > (size_t)dev->max_smem_optin) return ROTQ_ERR_NOT_SUPPORTED;
     const int warps = (threads + 31) / 32;
     const int regs_per_warp = (r * 32 + 255) / 256 * 256;

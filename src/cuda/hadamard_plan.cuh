@@ -60,17 +60,6 @@ __device__ __forceinline__ void rotq_butterfly(float v[32]) {
     }
 }
 
-// The butterflies of phase P (only the active register bits).
-template <int L, int P>
-__device__ __forceinline__ void rotq_phase_butterflies(float v[32]) {
-    typedef rotq_pow2_plan<L> plan;
-    if (plan::active(P, 0)) rotq_butterfly<0>(v);
-    if (plan::active(P, 1)) rotq_butterfly<1>(v);
-    if (plan::active(P, 2)) rotq_butterfly<2>(v);
-    if (plan::active(P, 3)) rotq_butterfly<3>(v);
-    if (plan::active(P, 4)) rotq_butterfly<4>(v);
-}
-
 // Subtile-local address of this thread's register 0 in phase p.
 __device__ __forceinline__ unsigned rotq_phase_dep(unsigned tid, int lo) {
     return (tid & ((1u << lo) - 1u)) | ((tid >> lo) << (lo + 5));

@@ -63,6 +63,19 @@ __device__ __forceinline__ void rotq_pow2_exchanges(float *W, unsigned sub_base,
     }
 }
 
+// The last phase's values (layout of rotq_pow2_exchanges), scaled, back to the
+// W slots they were just read from (no barrier needed before): the fused
+// quantize kernels read rows from W afterwards.
+template <int L>
+__device__ __forceinline__ void rotq_pow2_store_w(float *W, unsigned sub_base, unsigned tid, const float v[32],
+                                                  float scale) {
+    typedef rotq_pow2_plan<L> plan;
+    constexpr int lo = plan::lo(plan::PHASES - 1);
+    const unsigned wbase = rotq_phase_base(sub_base, tid, lo);
+#pragma unroll
+    for (int r = 0; r < 32; r++) W[wbase + rotq_w_index((unsigned)r << lo)] = v[r] * scale;
+}
+
 // Element offset in y of column 0 of "row" R of a tile sequence, and whether R
 // exists. Power-of-two kernels: R is a row block of 2^L. Factor kernels (KF):
 // R indexes the K*G rows of 2^L that a block holds in W, G row blocks of
@@ -168,6 +181,37 @@ __device__ __forceinline__ void rotq_stage_tile(const rotq_had_args &a, int64_t 
     }
 }
 
+// The persistent loop's hand-off, shared by the Hadamard and the fused quantize
+// kernels: after a barrier (the previous tile's W and stage are free), issue the
+// next tile's copies into the other stage when prefetching, wait for this
+// tile's, and return its stage after a second barrier.
+template <int L, int ES>
+__device__ __forceinline__ char *rotq_pow2_tile_stage(const rotq_had_args &a, int64_t tile, int64_t ntiles,
+                                                      int64_t total, int buf, char *smem) {
+    typedef rotq_pow2_smem<L, ES> sm;
+    __syncthreads();
+    if (sm::PREFETCH) {
+        if (tile + gridDim.x < ntiles)
+            rotq_stage_tile<L, ES>(a, tile + gridDim.x, total, smem + (buf ^ 1) * (sm::STAGE + sm::EXTRA));
+        ptx_cp_async_commit();
+        ptx_cp_async_wait<1>();
+    } else {
+        rotq_stage_tile<L, ES>(a, tile, total, smem);
+        ptx_cp_async_commit();
+        ptx_cp_async_wait<0>();
+    }
+    __syncthreads();
+    return smem + (sm::PREFETCH ? buf * (sm::STAGE + sm::EXTRA) : 0);
+}
+
+// W of the tile in stage buf (cur): the consumed stage, plus the extra region
+// next to it (fp32 W is larger than a 16-bit stage, and padded).
+template <int L, int ES>
+__device__ __forceinline__ float *rotq_pow2_tile_w(char *smem, int buf, char *cur) {
+    typedef rotq_pow2_smem<L, ES> sm;
+    return (float *)((sm::PREFETCH && buf == 1 && sm::EXTRA > 0) ? smem + sm::STAGE : cur);
+}
+
 // Phase-0 values of this thread: its 32 consecutive elements of the stage.
 template <int ES>
 __device__ __forceinline__ void rotq_read_stage32(const char *stage, unsigned local0, int dtype, float v[32]) {
@@ -265,18 +309,7 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_pow2_min_bloc
     if (sm::PREFETCH && (int64_t)blockIdx.x < ntiles) rotq_stage_tile<L, ES>(a, blockIdx.x, total, rotq_smem);
     ptx_cp_async_commit();
     for (int64_t tile = blockIdx.x; tile < ntiles; tile += gridDim.x, buf ^= 1) {
-        __syncthreads(); // the previous tile's W and stage are free again
-        if (sm::PREFETCH) {
-            if (tile + gridDim.x < ntiles) rotq_stage_tile<L, ES>(a, tile + gridDim.x, total, rotq_smem + (buf ^ 1) * (sm::STAGE + sm::EXTRA));
-            ptx_cp_async_commit();
-            ptx_cp_async_wait<1>();
-        } else {
-            rotq_stage_tile<L, ES>(a, tile, total, rotq_smem);
-            ptx_cp_async_commit();
-            ptx_cp_async_wait<0>();
-        }
-        __syncthreads();
-        char *cur = rotq_smem + (sm::PREFETCH ? buf * (sm::STAGE + sm::EXTRA) : 0);
+        char *cur = rotq_pow2_tile_stage<L, ES>(a, tile, ntiles, total, buf, rotq_smem);
         const int64_t e_first = tile * sm::TILE_CTA;
         float v[32];
         rotq_read_stage32<ES>(cur, local0, a.in_dtype, v);
@@ -289,8 +322,7 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_pow2_min_bloc
         }
         rotq_phase<L>(0, v);
         __syncthreads(); // every thread has read the stage that W overwrites
-        // W: the consumed stage, plus the extra region next to it (16-bit inputs).
-        char *W = (sm::PREFETCH && buf == 1 && sm::EXTRA > 0) ? rotq_smem + sm::STAGE : cur;
+        float *W = rotq_pow2_tile_w<L, ES>(rotq_smem, buf, cur);
         if (plan::PHASES == 1 || L <= 7) {
             // n = 64, 128: the bits above 4 are lane bits 0 (and 1) in phase 0, so
             // a shuffle butterfly finishes the row without an exchange, and the
@@ -299,9 +331,9 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_pow2_min_bloc
             if (L >= 7) rotq_lane_butterfly(v, 2);
 #pragma unroll
             for (int r = 0; r < 32; r++) v[r] *= a.scale;
-            rotq_store_small<L>(a, W, sm::TILE_CTA, e_first, local0, total, v);
+            rotq_store_small<L>(a, (char *)W, sm::TILE_CTA, e_first, local0, total, v);
         } else {
-            rotq_pow2_phases<L, false>(a, (float *)W, sub_base, tid, e_first + sub_base, total, 1, 0, v);
+            rotq_pow2_phases<L, false>(a, W, sub_base, tid, e_first + sub_base, total, 1, 0, v);
         }
     }
     ptx_cp_async_wait<0>();

@@ -19,16 +19,6 @@
 #include "quantize_launch.cuh"
 #include "quantize_tile.cuh"
 
-template <int KIND>
-__device__ __forceinline__ void rotq_qt_rot_epilogue(const rotq_q_args &qa, const float *W, int64_t row0,
-                                                     unsigned rv, uint32_t *red) {
-    rotq_qt_w_src src;
-    src.W = W;
-    src.cols = 1u << qa.cols_log;
-    rotq_qt_tile<KIND>(qa, src, row0, rv, red);
-}
-
-
 // ---- register epilogue ---------------------------------------------------------
 // Rows of exactly 2^L elements (cols == n) with per-row or static codes (int8,
 // fp8): the values of the last phase are quantized where they are, without the
@@ -319,19 +309,7 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_qt_min_blocks
     if (sm::PREFETCH && (int64_t)blockIdx.x < ntiles) rotq_stage_tile<L, ES>(a, blockIdx.x, total, rotq_smem);
     ptx_cp_async_commit();
     for (int64_t tile = blockIdx.x; tile < ntiles; tile += gridDim.x, buf ^= 1) {
-        __syncthreads(); // the previous tile's W and stage are free again
-        if (sm::PREFETCH) {
-            if (tile + gridDim.x < ntiles)
-                rotq_stage_tile<L, ES>(a, tile + gridDim.x, total, rotq_smem + (buf ^ 1) * (sm::STAGE + sm::EXTRA));
-            ptx_cp_async_commit();
-            ptx_cp_async_wait<1>();
-        } else {
-            rotq_stage_tile<L, ES>(a, tile, total, rotq_smem);
-            ptx_cp_async_commit();
-            ptx_cp_async_wait<0>();
-        }
-        __syncthreads();
-        char *cur = rotq_smem + (sm::PREFETCH ? buf * (sm::STAGE + sm::EXTRA) : 0);
+        char *cur = rotq_pow2_tile_stage<L, ES>(a, tile, ntiles, total, buf, rotq_smem);
         float v[32];
         rotq_read_stage32<ES>(cur, local0, a.in_dtype, v);
         if (a.signs) {
@@ -345,7 +323,7 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_qt_min_blocks
         }
         rotq_phase<L>(0, v);
         __syncthreads(); // every thread has read the stage that W overwrites
-        float *W = (float *)((sm::PREFETCH && buf == 1 && sm::EXTRA > 0) ? rotq_smem + sm::STAGE : cur);
+        float *W = rotq_pow2_tile_w<L, ES>(rotq_smem, buf, cur);
         if (plan::PHASES == 1) {
             const unsigned b = rotq_w_index(local0); // local0: a multiple of 32
 #pragma unroll
@@ -371,22 +349,16 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_qt_min_blocks
                 }
                 continue;
             }
-            // Back to the slots just read (no barrier needed before), scaled.
-            constexpr int lo = plan::lo(plan::PHASES - 1);
-            const unsigned wbase = rotq_phase_base(sub_base, tid, lo);
-#pragma unroll
-            for (int r = 0; r < 32; r++) W[wbase + rotq_w_index((unsigned)r << lo)] = v[r] * a.scale;
+            rotq_pow2_store_w<L>(W, sub_base, tid, v, a.scale);
         }
         __syncthreads();
         const int64_t row0 = tile * R;
         const int64_t left = qa.rows - row0;
         const unsigned rv = left < (int64_t)R ? (unsigned)left : R;
-        switch (qa.kind) {
-        case ROTQ_QUANT_INT8_ROW: rotq_qt_rot_epilogue<ROTQ_QUANT_INT8_ROW>(qa, W, row0, rv, red); break;
-        case ROTQ_QUANT_FP8_ROW: rotq_qt_rot_epilogue<ROTQ_QUANT_FP8_ROW>(qa, W, row0, rv, red); break;
-        case ROTQ_QUANT_FP8_TENSOR: rotq_qt_rot_epilogue<ROTQ_QUANT_FP8_TENSOR>(qa, W, row0, rv, red); break;
-        default: rotq_qt_rot_epilogue<ROTQ_QUANT_INT4_GROUP>(qa, W, row0, rv, red); break;
-        }
+        rotq_qt_w_src src;
+        src.W = W;
+        src.cols = 1u << qa.cols_log;
+        rotq_qt_tile_any(qa, src, row0, rv, red);
     }
     ptx_cp_async_wait<0>();
 }

@@ -182,6 +182,19 @@ __device__ __forceinline__ void rotq_qt_tile(const rotq_q_args &a, const SRC &sr
     }
 }
 
+// rotq_qt_tile with the kind taken from a.kind at run time (the fused kernels
+// build one body for every kind).
+template <class SRC>
+__device__ __forceinline__ void rotq_qt_tile_any(const rotq_q_args &a, const SRC &src, int64_t row0,
+                                                 unsigned rows_valid, uint32_t *red) {
+    switch (a.kind) {
+    case ROTQ_QUANT_INT8_ROW: rotq_qt_tile<ROTQ_QUANT_INT8_ROW>(a, src, row0, rows_valid, red); break;
+    case ROTQ_QUANT_FP8_ROW: rotq_qt_tile<ROTQ_QUANT_FP8_ROW>(a, src, row0, rows_valid, red); break;
+    case ROTQ_QUANT_FP8_TENSOR: rotq_qt_tile<ROTQ_QUANT_FP8_TENSOR>(a, src, row0, rows_valid, red); break;
+    default: rotq_qt_tile<ROTQ_QUANT_INT4_GROUP>(a, src, row0, rows_valid, red); break;
+    }
+}
+
 // ---- host side -----------------------------------------------------------------
 
 // Team width for rows of nch chunks on a block of `threads`: about 4 chunks per
