@@ -257,6 +257,37 @@ void ck_op_hadamard(ck_ctx *c) {
         }
     }
 
+    /* Model-sized K * 2^m rows, one per staging plan of the CUDA factor kernel: two
+       blocks per SM (28 * 512), one block with whole-tile prefetch (20 * 1024), row
+       blocks of 2^11 (12 * 2048), and rows past 32768 streamed in column slices
+       (36, 40 and 44 * 1024): 16-byte rows, an odd stride (element copies), signs,
+       in place, f32, block-diagonal. */
+    {
+        had_case h = base_case(28 * 512, 28, BF16, BF16, 9);
+        h.signs = 1;
+        emit(c, h);
+        h = base_case(20 * 1024, 20, F16, F16, 5);
+        h.xs = h.ys = 20 * 1024 + 8;
+        emit(c, h);
+        h = base_case(12 * 2048, 12, F16, BF16, 3);
+        emit(c, h);
+        h = base_case(40 * 1024, 40, F16, F16, 3);
+        h.signs = 1;
+        emit(c, h);
+        h = base_case(40 * 1024, 40, BF16, BF16, 2);
+        h.inplace = 1, h.xs = 40 * 1024 + 3;
+        emit(c, h);
+        h = base_case(40 * 1024, 40, F32, F32, 2);
+        h.flags = ROTQ_HADAMARD_TRANSPOSE_FACTOR, h.signs = 1;
+        emit(c, h);
+        h = base_case(36 * 1024, 36, BF16, F32, 2);
+        h.cols = h.xs = h.ys = 2 * 36 * 1024;
+        emit(c, h);
+        h = base_case(44 * 1024, 44, F16, F16, 1);
+        h.signs = 1, h.unit_scale = 1;
+        emit(c, h);
+    }
+
     /* Every dtype combination, in and out of place, on a power of two and two K sizes. */
     static const int32_t dsizes[3] = {256, 12 * 8, 20 * 64};
     for (int s = 0; s < 3; s++)

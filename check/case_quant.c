@@ -504,6 +504,13 @@ void ck_op_quantize(ck_ctx *c) {
     run_case(c, q);
     q = rotated(base(ROTQ_QUANT_INT4_GROUP, 128, ROTQ_DTYPE_BF16, 3, 11008), 11008, ROTQ_HADAMARD_FACTOR_AUTO, 0, 0);
     run_case(c, q);
+    /* Rows past 32768 (the fused factor kernel in column slices) and the two-block one. */
+    q = rotated(base(ROTQ_QUANT_INT8_ROW, 0, ROTQ_DTYPE_BF16, 3, 40960), 40960, 40, 0, 1);
+    run_case(c, q);
+    q = rotated(base(ROTQ_QUANT_INT4_GROUP, 64, ROTQ_DTYPE_F16, 2, 40960), 40960, 40, ROTQ_HADAMARD_TRANSPOSE_FACTOR, 0);
+    run_case(c, q);
+    q = rotated(base(ROTQ_QUANT_FP8_ROW, 0, ROTQ_DTYPE_F16, 5, 14336), 14336, 28, 0, 1);
+    run_case(c, q);
     q = base(ROTQ_QUANT_INT8_ROW, 0, ROTQ_DTYPE_F32, 9, 512);
     q.row_sums = 0;
     run_case(c, q);

@@ -14,7 +14,8 @@ static int rotq_aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
 // processed in chunks that fit in it).
 #define ROTQ_TWO_PASS_BUFFER ((size_t)64 << 20)
 
-// n = K * 2^L too large for one pass through shared memory (n > 32768): the
+// n = K * 2^L too large for one pass through shared memory (W of a row with
+// n > 32768 past the SM's shared memory: K >= 52 at 2^10, or 2^L > 2^11): the
 // power-of-two kernel over blocks of 2^L (orthonormal, signs applied) writes an
 // fp32 buffer, then the column-tile pass applies H_K with the remaining scale
 // into y. The buffer comes from the stream-ordered pool (cudaMallocAsync, which
@@ -78,7 +79,8 @@ rotq_status rotq_factor_init(const rotq__hadamard_plan *plan, int in_dtype, rotq
     fl->words = words;
     fl->transpose = plan->transpose_k != 0;
     fl->f16_mma = in_dtype == ROTQ_DTYPE_F16;
-    fl->stages = 2; // the launcher decides
+    fl->stages = 2; // the launcher decides (rotq_factor_staging)
+    fl->slice_log = L;
     memcpy(fl->bits, bits, sizeof(uint32_t) * plan->k * words);
     // G row blocks per tile: about 8192 elements, and G * 2^L a multiple of the
     // K step's column width (16 for 16-bit inputs, 8 for fp32).

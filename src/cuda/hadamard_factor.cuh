@@ -27,6 +27,7 @@ typedef struct rotq_had_factor {
     int32_t groups_per_block;  // G
     int32_t f16_mma;           // 1: fp16 operands, 0: bf16 operands
     int32_t stages;            // staging buffers: 2 (prefetch) or 1
+    int32_t slice_log;         // log2 of the columns per K row a stage holds (L: whole row blocks)
     uint32_t bits[ROTQ_FACTOR_MAX_WORDS];
 } rotq_had_factor;
 
@@ -37,6 +38,9 @@ typedef struct rotq_had_factor {
 // rotq_factor_min_blocks), the difference between one and two row blocks in
 // flight per SM.
 #define ROTQ_FACTOR_SMALL_KT 4
+// Column slices of a row block (rotq_factor_shape::SLICES) from 2^8 columns:
+// n > 32768 = K * 2^L with K <= 172 has L >= 8.
+#define ROTQ_FACTOR_SLICE_MIN_L 8
 
 template <int ES>
 __device__ __forceinline__ unsigned rotq_staging_index(unsigned e) {
@@ -108,16 +112,63 @@ __device__ __forceinline__ void rotq_fill_staging(const rotq_had_args &a, int64_
     }
 }
 
-// Element (krow k, column j) of local row block gl, from staging, sign applied,
-// as raw 16 bits (ES == 2) or fp32 bits (ES == 4). k >= K reads as 0.
+// Issues the copies of one column slice of row block g into a stage: columns
+// c0 .. c0 + 2^ls - 1 of each of the K rows of 2^L (rows far longer than the
+// stage, n > 16384 or so, one row block per tile; 2^ls * ES >= 32 bytes).
+// Zeros past the last row block; asynchronous as rotq_fill_staging.
+template <int L, int ES>
+__device__ __forceinline__ void rotq_fill_slice(const rotq_had_args &a, const rotq_had_factor &f, int64_t g, int c0,
+                                                int ls, char *stg) {
+    const bool live = g < a.groups;
+    const int64_t base = live ? rotq_group_base(a, g, a.x_stride) + c0 : 0;
+    if (a.vec_in) {
+        const int lc = ls - (ES == 2 ? 3 : 2); // log2 of the 16-byte chunks per K row
+        const int chunks = f.k << lc;
+        const char *src = (const char *)a.x + base * ES;
+        for (int c = threadIdx.x; c < chunks; c += blockDim.x) {
+            char *dst = stg + rotq_chunk_swizzle((unsigned)c) * 16;
+            const int k = c >> lc, ch = c & ((1 << lc) - 1);
+            if (live)
+                ptx_cp_async_16(ptx_smem_addr(dst), src + ((int64_t)k << L) * ES + ch * 16);
+            else
+                *(uint4 *)dst = make_uint4(0, 0, 0, 0);
+        }
+    } else {
+        const int count = f.k << ls;
+        for (int e = threadIdx.x; e < count; e += blockDim.x) {
+            const int64_t src = base + ((int64_t)(e >> ls) << L) + (e & ((1 << ls) - 1));
+            const unsigned s = rotq_staging_index<ES>((unsigned)e);
+            if (ES == 4)
+                ((float *)stg)[s] = live ? ((const float *)a.x)[src] : 0.0f;
+            else
+                ((uint16_t *)stg)[s] = live ? ((const uint16_t *)a.x)[src] : (uint16_t)0;
+        }
+    }
+}
+
+// The stage of tile `tile` that starts at column c0 of every K row: the whole
+// tile (G row blocks) when ls == L, else one slice of its single row block.
+template <int L, int ES>
+__device__ __forceinline__ void rotq_fill_part(const rotq_had_args &a, const rotq_had_factor &f, int64_t tile, int c0,
+                                               int ls, char *stg) {
+    if (ls == L)
+        rotq_fill_staging<ES>(a, tile * f.groups_per_block, f.groups_per_block, stg);
+    else
+        rotq_fill_slice<L, ES>(a, f, tile, c0, ls, stg);
+}
+
+// Element (krow k, slice column jr) of local row block gl, from a stage that
+// holds columns c0 .. c0 + 2^ls - 1 of every K row, sign applied, as raw 16
+// bits (ES == 2) or fp32 bits (ES == 4). k >= K reads as 0.
 template <int L, int ES>
 __device__ __forceinline__ uint32_t rotq_staging_elem(const rotq_had_args &a, const rotq_had_factor &f,
-                                                      const char *stg, int64_t g0, int gl, int k, int j) {
+                                                      const char *stg, int64_t g0, int gl, int k, int jr, int c0,
+                                                      int ls) {
     if (k >= f.k) return 0;
-    unsigned e = (unsigned)(gl * a.n + (k << L) + j);
+    unsigned e = (unsigned)(((gl * f.k + k) << ls) + jr);
     uint32_t u = ES == 4 ? ((const uint32_t *)stg)[rotq_staging_index<4>(e)]
                          : ((const uint16_t *)stg)[rotq_staging_index<2>(e)];
-    if (a.signs && g0 + gl < a.groups && a.signs[rotq_sign_base(a, g0 + gl) + (k << L) + j] < 0)
+    if (a.signs && g0 + gl < a.groups && a.signs[rotq_sign_base(a, g0 + gl) + (k << L) + c0 + jr] < 0)
         u ^= ES == 4 ? 0x80000000u : 0x8000u;
     return u;
 }
@@ -148,22 +199,25 @@ struct rotq_factor_cols {
 template <int L, int ES, int KTMAX>
 __device__ __forceinline__ void rotq_factor_columns(const rotq_had_args &a, const rotq_had_factor &f,
                                                     const char *stg, const char *zero16, const uint32_t *afr,
-                                                    float *W, int64_t g0, int col0, int mt0, int mt1) {
+                                                    float *W, int64_t g0, int col0, int c0, int ls, int mt0,
+                                                    int mt1) {
     typedef rotq_factor_cols<ES> cols;
     const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
-    const int mask = (1 << L) - 1;
+    // Stage columns: G row blocks x 2^ls (the slice c0 .. of each; ls == L, c0 == 0
+    // unless the tile is sliced).
+    const int mask = (1 << ls) - 1;
     // B operand of tile nb: column col0 + 8nb + gq, rows 2tq, 2tq+1 (+8) of every k tile.
     uint32_t b[KTMAX][cols::TERMS][cols::NB][2];
     if (ES == 2 && L >= 4 && !a.signs) {
         // 16 columns of one row block: one ldmatrix.x4.trans per k tile gives the
         // four B fragments (k halves x column halves); rows >= K read a zero chunk.
-        const int gl = col0 >> L, j0 = col0 & mask;
+        const int gl = col0 >> ls, j0 = col0 & mask;
         const int mi = lane >> 3, r = lane & 7;
 #pragma unroll
         for (int kt = 0; kt < KTMAX; kt++) {
             if (kt >= f.kt) break;
             const int k = 16 * kt + 8 * (mi & 1) + r;
-            const unsigned e = (unsigned)(gl * a.n + (k << L) + j0 + 8 * (mi >> 1));
+            const unsigned e = (unsigned)(((gl * f.k + k) << ls) + j0 + 8 * (mi >> 1));
             const char *row = k < f.k ? stg + rotq_chunk_swizzle(e >> 3) * 16 : zero16;
             uint32_t q[4];
             ptx_ldmatrix_x4_trans(q, ptx_smem_addr(row));
@@ -176,15 +230,15 @@ __device__ __forceinline__ void rotq_factor_columns(const rotq_had_args &a, cons
 #pragma unroll
     for (int nb = 0; nb < cols::NB; nb++) {
         const int col = col0 + 8 * nb + gq;
-        const int gl = col >> L, j = col & mask;
+        const int gl = col >> ls, j = col & mask;
 #pragma unroll
         for (int kt = 0; kt < KTMAX; kt++) {
             if (kt >= f.kt) break;
 #pragma unroll
             for (int h = 0; h < 2; h++) {
                 int k0 = 16 * kt + 2 * tq + 8 * h;
-                uint32_t u0 = rotq_staging_elem<L, ES>(a, f, stg, g0, gl, k0, j);
-                uint32_t u1 = rotq_staging_elem<L, ES>(a, f, stg, g0, gl, k0 + 1, j);
+                uint32_t u0 = rotq_staging_elem<L, ES>(a, f, stg, g0, gl, k0, j, c0, ls);
+                uint32_t u1 = rotq_staging_elem<L, ES>(a, f, stg, g0, gl, k0 + 1, j, c0, ls);
                 if (ES == 2) {
                     b[kt][0][nb][h] = u0 | (u1 << 16);
                 } else {
@@ -199,15 +253,15 @@ __device__ __forceinline__ void rotq_factor_columns(const rotq_had_args &a, cons
         }
     }
     // C = H_K * B, one 16-row m tile at a time; rows >= K are dropped.
-    // C element (m, column c) goes to W[rotq_w_index(e)], e = (gl*K + m) * 2^L
-    // + j for c = gl * 2^L + j. When the columns of this call lie in one row
-    // block (2^L >= WIDTH), e = row bits | column bits, and the index is
-    // additive over them: index(row << L) + index(j0 | 2tq) + off, with off in
-    // {0, 1, 8, 9} (< 32: unchanged) for the values of a lane in one row: one
-    // index per row, immediates for the stores.
+    // C element (m, stage column c) goes to W[rotq_w_index(e)], e = (gl*K + m)
+    // * 2^L + j for c = gl * 2^ls + jr, j = c0 + jr. When the columns of this
+    // call lie in one row block (2^L >= WIDTH; then 2^ls >= WIDTH too), e = row
+    // bits | column bits, and the index is additive over them: index(row << L)
+    // + index(j0 | 2tq) + off, with off in {0, 1, 8, 9} (< 32: unchanged) for
+    // the values of a lane in one row: one index per row, immediates for the stores.
     const bool one_block = (1 << L) >= cols::WIDTH;
-    const int gl0 = col0 >> L;
-    const unsigned lane_part = rotq_w_index((unsigned)((col0 & mask) | (2 * tq)));
+    const int gl0 = col0 >> ls;
+    const unsigned lane_part = rotq_w_index((unsigned)((c0 + (col0 & mask)) | (2 * tq)));
     for (int mt = mt0; mt < mt1; mt++) {
         float acc[cols::NB][4];
 #pragma unroll
@@ -247,7 +301,7 @@ __device__ __forceinline__ void rotq_factor_columns(const rotq_had_args &a, cons
                     int m = 16 * mt + gq + (i >> 1) * 8;
                     int c = col0 + 8 * nb + 2 * tq + (i & 1);
                     if (m < f.k) {
-                        int cgl = c >> L, cj = c & mask;
+                        int cgl = c >> ls, cj = c0 + (c & mask);
                         W[rotq_w_index((unsigned)((cgl * f.k + m) << L | cj))] = acc[nb][i];
                     }
                 }
@@ -271,22 +325,72 @@ struct rotq_factor_shape {
     static constexpr bool TWO = ES == 2 && KTMAX <= ROTQ_FACTOR_SMALL_KT && L <= 10;
     static constexpr int THREADS = TWO ? 384 : 512;
     static constexpr int BLOCKS = TWO ? 2 : 1;
+    // Column-sliced stages (rows too long for a whole stage next to W; the
+    // SLICED kernel): one-block builds only (the loop spills under 80 registers).
+    static constexpr bool SLICES = !TWO && L >= ROTQ_FACTOR_SLICE_MIN_L;
 };
+
+// One stage of a tile: after a barrier (the previous stage's buffer is free,
+// and at c0 == 0 the previous tile's W), issue the next stage's copies (two
+// stages) or this one's (one stage), wait for this stage, and run the K step on
+// its columns: c0 .. c0 + 2^ls - 1 of every K row of the tile's G row blocks,
+// into W.
+template <int L, int ES, int KTMAX>
+__device__ __forceinline__ void rotq_factor_stage_step(const rotq_had_args &a, const rotq_had_factor &f, int64_t tile,
+                                                       int64_t ntiles, int c0, int ls, int &buf, char *stage0,
+                                                       unsigned stage_bytes, const char *zero16, const uint32_t *afr,
+                                                       float *W) {
+    typedef rotq_factor_cols<ES> cols;
+    const int G = f.groups_per_block;
+    __syncthreads();
+    if (f.stages == 2) {
+        const int c1 = c0 + (1 << ls);
+        const int64_t nt = c1 < (1 << L) ? tile : tile + gridDim.x;
+        if (nt < ntiles) rotq_fill_part<L, ES>(a, f, nt, c1 < (1 << L) ? c1 : 0, ls, stage0 + (buf ^ 1) * stage_bytes);
+        ptx_cp_async_commit();
+        ptx_cp_async_wait<1>();
+    } else {
+        rotq_fill_part<L, ES>(a, f, tile, c0, ls, stage0);
+        ptx_cp_async_commit();
+        ptx_cp_async_wait<0>();
+    }
+    __syncthreads();
+    const char *stg = stage0 + buf * stage_bytes;
+    buf ^= f.stages - 1;
+
+    // Warp tasks: (column group, range of m tiles). With fewer column groups
+    // than warps (large K, small 2^L: 172 * 64 has 4 groups of 16 columns) the
+    // m tiles are split too, so that every warp has work. Stage columns: G row
+    // blocks x 2^ls, a multiple of cols::WIDTH (host).
+    const int nwarps = rotq_factor_shape<L, ES, KTMAX>::THREADS / 32;
+    const int groups = (G << ls) / cols::WIDTH;
+    int parts = KTMAX <= ROTQ_FACTOR_SMALL_KT || groups >= nwarps ? 1 : nwarps / groups;
+    if (parts > f.kt) parts = f.kt;
+    for (int task = threadIdx.x >> 5; task < groups * parts; task += nwarps) {
+        const int grp = task / parts, part = task - grp * parts;
+        rotq_factor_columns<L, ES, KTMAX>(a, f, stg, zero16, afr, W, tile * G, grp * cols::WIDTH, c0, ls,
+                                          part * f.kt / parts, (part + 1) * f.kt / parts);
+    }
+}
 
 // A persistent block walks over tiles of G row blocks of n = K * 2^L: the next
 // tile streams into the other stage while this one runs the K step (stage ->
 // W) and the power-of-two phases (W -> global; with QUANT, W -> W -> codes:
 // rows are whole row blocks, qa as for the fused power-of-two kernel).
-template <int L, int ES, int KTMAX, bool QUANT>
+// SLICED: a tile (one row block) arrives in column slices of 2^f.slice_log
+// (rotq_factor_shape::SLICES builds only). A separate build because the
+// run-time slice loop costs the phases registers (spills at 128 registers, and
+// 2.3x -> 2.7x the copy time at 20 * 1024 when it was one kernel).
+template <int L, int ES, int KTMAX, bool QUANT, bool SLICED>
 __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX>::THREADS), (rotq_factor_shape<L, ES, KTMAX>::BLOCKS))
     rotq_had_factor_kernel(rotq_had_args a, const __grid_constant__ rotq_had_factor f, rotq_q_args qa) {
     typedef rotq_pow2_plan<L> plan;
-    typedef rotq_factor_cols<ES> cols;
     extern __shared__ __align__(16) char rotq_fsmem[];
     __shared__ uint32_t red[QUANT ? 32 : 1]; // team reductions of the quantize epilogue
     const int G = f.groups_per_block;
-    const size_t stage_bytes = rotq_factor_stage_bytes(G, a.n, ES);
-    const int stages = f.stages; // 2: prefetch the next tile; 1: rely on two blocks per SM
+    const int ls = SLICED ? f.slice_log : L; // stage columns per K row: 2^ls
+    const unsigned stage_bytes = (unsigned)rotq_factor_stage_bytes(G, f.k << ls, ES);
+    const int stages = f.stages; // 2: prefetch the next stage; 1: rely on two blocks per SM
     uint32_t *afr = (uint32_t *)rotq_fsmem;
     char *zero16 = rotq_fsmem + f.kt * f.kt * 512;
     char *stage0 = zero16 + 128;
@@ -295,41 +399,21 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX>::THREADS), (r
     const unsigned sub = threadIdx.x / plan::SUB_THREADS;
     const unsigned tid = threadIdx.x % plan::SUB_THREADS;
     const int64_t total = (int64_t)G * a.n;
-    const int ncols = G << L; // a multiple of cols::WIDTH (host)
 
     rotq_build_factor_frags(f, afr);
     if (threadIdx.x < 8) ((uint4 *)zero16)[threadIdx.x] = make_uint4(0, 0, 0, 0);
-    if (stages == 2 && (int64_t)blockIdx.x < ntiles) rotq_fill_staging<ES>(a, (int64_t)blockIdx.x * G, G, stage0);
+    if (stages == 2 && (int64_t)blockIdx.x < ntiles) rotq_fill_part<L, ES>(a, f, blockIdx.x, 0, ls, stage0);
     ptx_cp_async_commit();
     int buf = 0;
-    for (int64_t tile = blockIdx.x; tile < ntiles; tile += gridDim.x, buf ^= (stages - 1)) {
-        __syncthreads(); // A fragments built; the previous tile's W and stage are free
-        if (stages == 2) {
-            if (tile + gridDim.x < ntiles)
-                rotq_fill_staging<ES>(a, (tile + gridDim.x) * G, G, stage0 + (buf ^ 1) * stage_bytes);
-            ptx_cp_async_commit();
-            ptx_cp_async_wait<1>();
-        } else {
-            rotq_fill_staging<ES>(a, tile * G, G, stage0);
-            ptx_cp_async_commit();
-            ptx_cp_async_wait<0>();
-        }
-        __syncthreads();
-        const char *stg = stage0 + buf * stage_bytes;
+    for (int64_t tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
         const int64_t g0 = tile * G;
-
-        // Warp tasks: (column group, range of m tiles). With fewer column groups
-        // than warps (large K, small 2^L: 172 * 64 has 4 groups of 16 columns)
-        // the m tiles are split too, so that every warp has work.
-        {
-            const int nwarps = rotq_factor_shape<L, ES, KTMAX>::THREADS / 32, groups = ncols / cols::WIDTH;
-            int parts = KTMAX <= ROTQ_FACTOR_SMALL_KT || groups >= nwarps ? 1 : nwarps / groups;
-            if (parts > f.kt) parts = f.kt;
-            for (int task = threadIdx.x >> 5; task < groups * parts; task += nwarps) {
-                const int grp = task / parts, part = task - grp * parts;
-                rotq_factor_columns<L, ES, KTMAX>(a, f, stg, zero16, afr, W, g0, grp * cols::WIDTH,
-                                                  part * f.kt / parts, (part + 1) * f.kt / parts);
-            }
+        if (!SLICED) {
+            rotq_factor_stage_step<L, ES, KTMAX>(a, f, tile, ntiles, 0, L, buf, stage0, stage_bytes, zero16, afr, W);
+        } else {
+#pragma unroll 1
+            for (int c0 = 0; c0 < (1 << L); c0 += 1 << ls)
+                rotq_factor_stage_step<L, ES, KTMAX>(a, f, tile, ntiles, c0, ls, buf, stage0, stage_bytes, zero16, afr,
+                                                     W);
         }
         __syncthreads();
 

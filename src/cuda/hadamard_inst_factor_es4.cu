@@ -1,5 +1,5 @@
-// K*2^L Hadamard kernels for fp32 inputs. L <= 11: larger
-// sizes (n > 32768) do not fit in shared memory.
+// K*2^L Hadamard kernels for fp32 inputs, L <= 11. Rows whose W does not fit
+// in shared memory (n > 32768 with a large K) return NOT_SUPPORTED: two passes.
 #include "hadamard_launch.cuh"
 
 #define CASE(L) \

@@ -66,7 +66,8 @@ __global__ void __launch_bounds__(ROTQ_KCOLS_THREADS) rotq_had_kcols(rotq_had_ar
         __syncthreads();
         for (int col0 = (threadIdx.x >> 5) * rotq_factor_cols<ES>::WIDTH; col0 < ROTQ_KCOLS_WIDTH;
              col0 += (blockDim.x >> 5) * rotq_factor_cols<ES>::WIDTH)
-            rotq_factor_columns<ROTQ_KCOLS_LOG_WIDTH, ES, ROTQ_FACTOR_MAX_KT>(t, f, stg, zero16, afr, W, 0, col0, 0, f.kt);
+            rotq_factor_columns<ROTQ_KCOLS_LOG_WIDTH, ES, ROTQ_FACTOR_MAX_KT>(t, f, stg, zero16, afr, W, 0, col0, 0,
+                                                                                ROTQ_KCOLS_LOG_WIDTH, 0, f.kt);
         __syncthreads();
         // Scale and store: lanes take consecutive columns of a K row.
         for (int e = threadIdx.x; e < f.k * ROTQ_KCOLS_WIDTH; e += blockDim.x) {

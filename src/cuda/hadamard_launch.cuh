@@ -125,15 +125,62 @@ static rotq_status rotq_launch_cluster(const rotq_had_args &a, cudaStream_t stre
     return rotq_cuda_check_launch();
 }
 
-// Shared memory of the factor kernel with `stages` staging buffers.
+// Shared memory of the factor kernel with `stages` staging buffers of column
+// slices 2^ls wide (ls == L: whole row blocks).
 template <int L, int ES, int KTMAX>
-static size_t rotq_factor_smem(const rotq_had_args &a, const rotq_had_factor &f, int stages) {
+static size_t rotq_factor_smem(const rotq_had_args &a, const rotq_had_factor &f, int stages, int ls) {
     typedef rotq_pow2_plan<L> plan;
     const int64_t elems = (int64_t)f.groups_per_block * a.n;
-    const int64_t pass = (int64_t)plan::TILE * (rotq_factor_shape<L, ES, KTMAX>::THREADS / plan::SUB_THREADS); // W per pass
+    // W covers whole subtiles; subtiles of more than a warp also run past the
+    // end, for the barriers of the block's last pass.
+    const int64_t pass = plan::SUB_THREADS == 32
+                             ? (int64_t)plan::TILE
+                             : (int64_t)plan::TILE * (rotq_factor_shape<L, ES, KTMAX>::THREADS / plan::SUB_THREADS);
     const int64_t w_elems = (elems + pass - 1) / pass * pass;
-    return (size_t)f.kt * f.kt * 512 + 128 + stages * rotq_factor_stage_bytes(f.groups_per_block, a.n, ES) +
+    return (size_t)f.kt * f.kt * 512 + 128 +
+           stages * rotq_factor_stage_bytes(f.groups_per_block, f.k << ls, ES) +
            (size_t)rotq_w_slots((unsigned)w_elems) * 4;
+}
+
+// Staging plan of the factor kernel (f.stages, f.slice_log): the build's blocks
+// per SM must fit; then prefetch (two stages) is preferred, then the widest
+// stage. In the one-block builds (rotq_factor_shape::SLICES) a tile of one row
+// block may be streamed in up to 16 column slices (2^(L-4) >= 16 columns), so
+// that a stage fits next to W: n > 32768 in one pass, and prefetch where a
+// whole stage would not fit. ROTQ_ERR_NOT_SUPPORTED when nothing fits.
+template <int L, int ES, int KTMAX>
+static rotq_status rotq_factor_staging(const rotq_had_args &a, rotq_had_factor &f, const rotq_cuda_device_info *dev,
+                                       size_t *smem) {
+    typedef rotq_factor_shape<L, ES, KTMAX> shape;
+    const int lmin = f.groups_per_block == 1 && shape::SLICES ? L - 4 : L;
+    for (int stages = 2; stages >= 1; stages--) {
+        for (int ls = L; ls >= lmin; ls--) {
+            const size_t bytes = rotq_factor_smem<L, ES, KTMAX>(a, f, stages, ls);
+            if (bytes > (size_t)dev->max_smem_optin ||
+                (size_t)dev->smem_per_sm / (bytes + 1024) < (size_t)shape::BLOCKS)
+                continue;
+            f.stages = stages;
+            f.slice_log = ls;
+            *smem = bytes;
+            return ROTQ_OK;
+        }
+    }
+    return ROTQ_ERR_NOT_SUPPORTED;
+}
+
+// Launches one build of the factor kernel (its own register cache).
+template <int L, int ES, int KTMAX, bool QUANT, bool SLICED>
+static rotq_status rotq_launch_factor_build(const rotq_had_args &a, const rotq_had_factor &f, const rotq_q_args &q,
+                                            size_t smem, cudaStream_t stream, const rotq_cuda_device_info *dev) {
+    static int regs[64]; // per device; 0 = not prepared yet
+    typedef rotq_factor_shape<L, ES, KTMAX> shape;
+    const int64_t ntiles = (a.groups + f.groups_per_block - 1) / f.groups_per_block;
+    int64_t grid = 0;
+    const rotq_status st = rotq_persistent_grid((const void *)rotq_had_factor_kernel<L, ES, KTMAX, QUANT, SLICED>,
+                                                shape::THREADS, smem, regs, dev, ntiles, &grid);
+    if (st != ROTQ_OK) return st;
+    rotq_had_factor_kernel<L, ES, KTMAX, QUANT, SLICED><<<(unsigned)grid, shape::THREADS, smem, stream>>>(a, f, q);
+    return rotq_cuda_check_launch();
 }
 
 // QUANT: the fused rotate + quantize build; qa as for the fused power-of-two
@@ -141,23 +188,12 @@ static size_t rotq_factor_smem(const rotq_had_args &a, const rotq_had_factor &f,
 template <int L, int ES, int KTMAX, bool QUANT>
 static rotq_status rotq_launch_factor(const rotq_had_args &a, rotq_had_factor &f, const rotq_q_args *qa,
                                       cudaStream_t stream, const rotq_cuda_device_info *dev) {
-    static int regs[64]; // per device; 0 = not prepared yet
     if (f.kt > KTMAX) return ROTQ_ERR_NOT_SUPPORTED; // the dispatch picks KTMAX >= kt
-    const void *kernel = (const void *)rotq_had_factor_kernel<L, ES, KTMAX, QUANT>;
-    const size_t smem2 = rotq_factor_smem<L, ES, KTMAX>(a, f, 2), smem1 = rotq_factor_smem<L, ES, KTMAX>(a, f, 1);
-    const size_t per_sm = (size_t)dev->smem_per_sm;
+    typedef rotq_factor_shape<L, ES, KTMAX> shape;
     // The two-block build (384 threads, 80 registers) needs room for its
     // second block; without it the caller takes the one-block build.
-    typedef rotq_factor_shape<L, ES, KTMAX> shape;
-    if (shape::BLOCKS > 1 && per_sm / (smem1 + 1024) < (size_t)shape::BLOCKS) return ROTQ_ERR_NOT_SUPPORTED;
-    // Prefetch (two stages) unless it would cost the multi-block build a block;
-    // the one-block build (128 registers) never has a second block to rely on.
-    const size_t want = (size_t)shape::BLOCKS;
-    f.stages = (want > 1 && per_sm / (smem2 + 1024) < want) || smem2 > (size_t)dev->max_smem_optin ? 1 : 2;
-    const size_t smem = f.stages == 2 ? smem2 : smem1;
-    const int64_t ntiles = (a.groups + f.groups_per_block - 1) / f.groups_per_block;
-    int64_t grid = 0;
-    rotq_status st = rotq_persistent_grid(kernel, shape::THREADS, smem, regs, dev, ntiles, &grid);
+    size_t smem = 0;
+    const rotq_status st = rotq_factor_staging<L, ES, KTMAX>(a, f, dev, &smem);
     if (st != ROTQ_OK) return st;
     rotq_q_args q;
     if (QUANT) {
@@ -172,8 +208,10 @@ static rotq_status rotq_launch_factor(const rotq_had_args &a, rotq_had_factor &f
     } else {
         memset(&q, 0, sizeof q);
     }
-    rotq_had_factor_kernel<L, ES, KTMAX, QUANT><<<(unsigned)grid, shape::THREADS, smem, stream>>>(a, f, q);
-    return rotq_cuda_check_launch();
+    if constexpr (shape::SLICES) {
+        if (f.slice_log < L) return rotq_launch_factor_build<L, ES, KTMAX, QUANT, true>(a, f, q, smem, stream, dev);
+    }
+    return rotq_launch_factor_build<L, ES, KTMAX, QUANT, false>(a, f, q, smem, stream, dev);
 }
 
 // The factor kernel for any K: 16-bit inputs with K <= 64 first try the
