@@ -59,6 +59,64 @@ __device__ __forceinline__ float rotq_qt_absmax(float am, float v) {
     return fmaxf(am, a < INFINITY ? a : 0.0f);
 }
 
+// Codes of two values x = v * inv, packed (lo byte: b, hi byte: a) | c << 16.
+//
+// int8: round to nearest even and saturate, one F2IP per pair (the conversion
+// maps NaN to 0 and saturates +Inf to 127). SAFE adds rotq_quant_i8's other
+// cases: max.NaN keeps a NaN for the conversion while -127 stops -127.5 .. -Inf
+// from giving -128. Without SAFE the values must be finite and |x| < 127.5,
+// which holds for the finite values of a row scaled by that row's own inv
+// (|x| <= 127 (1 + 2^-23), or 0 for a flushed row).
+template <bool SAFE>
+__device__ __forceinline__ uint32_t rotq_qt_i8x2(float a, float b, uint32_t c) {
+    if (SAFE) a = ptx_max_nan_f32(a, -ROTQ_I8_QMAX), b = ptx_max_nan_f32(b, -ROTQ_I8_QMAX);
+    return ptx_cvt_pack_s8(__float2int_rn(a), __float2int_rn(b), c);
+}
+
+// fp8 e4m3: the saturating hardware conversion from sm_89 on (the CPU's
+// rounding; a NaN is fixed up to 0x7f by rotq_qt_fp8_fix), the CPU's encoder
+// (formats.h) on sm_80.
+__device__ __forceinline__ uint32_t rotq_qt_fp8x2(float a, float b, uint32_t c) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+    return ptx_cvt_e4m3x2(a, b) | c << 16;
+#else
+    return (uint32_t)rotq_f32_to_fp8_e4m3(b) | ((uint32_t)rotq_f32_to_fp8_e4m3(a) << 8) | c << 16;
+#endif
+}
+
+// The hardware gives NaN as S.1111.111; the CPU backend writes 0x7f for every
+// NaN. Only NaN has the low 7 bits all set (satfinite never produces it
+// otherwise): their + 1 carries into bit 7 (never into the next byte), and
+// where the sign is set too it is cleared (three instructions).
+__device__ __forceinline__ uint32_t rotq_qt_fp8_fix(uint32_t w) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+    const uint32_t t = (w & 0x7f7f7f7fu) + 0x01010101u;
+    return w ^ (t & w & 0x80808080u);
+#else
+    return w;
+#endif
+}
+
+// The codes of 8 values x = v * inv (int8 or fp8 e4m3, with every case of
+// formats.h: NaN, Inf, saturation), bytes 0..3 in lo and 4..7 in hi; for int8
+// the codes are added to *sum (dp4a). Four conversions and two packs per 8
+// values instead of a clamped conversion per value.
+template <bool FP8>
+__device__ __forceinline__ void rotq_q_codes8(const float v[8], float inv, uint32_t *lo, uint32_t *hi,
+                                              uint32_t *sum) {
+    float x[8];
+#pragma unroll
+    for (int k = 0; k < 8; k++) x[k] = __fmul_rn(v[k], inv);
+    if (FP8) {
+        *lo = rotq_qt_fp8_fix(rotq_qt_fp8x2(x[1], x[0], rotq_qt_fp8x2(x[3], x[2], 0u)));
+        *hi = rotq_qt_fp8_fix(rotq_qt_fp8x2(x[5], x[4], rotq_qt_fp8x2(x[7], x[6], 0u)));
+    } else {
+        *lo = rotq_qt_i8x2<true>(x[1], x[0], rotq_qt_i8x2<true>(x[3], x[2], 0u));
+        *hi = rotq_qt_i8x2<true>(x[5], x[4], rotq_qt_i8x2<true>(x[7], x[6], 0u));
+        *sum = (uint32_t)__dp4a((int)*hi, 0x01010101, __dp4a((int)*lo, 0x01010101, (int)*sum));
+    }
+}
+
 // Lanes of this thread's team (TS < 32), or the whole warp.
 __device__ __forceinline__ unsigned rotq_qt_team_mask(unsigned ts) {
     if (ts >= 32) return 0xffffffffu;

@@ -27,44 +27,6 @@
 // bits are column bits, the others (NR > 1, only for L < 10) row bits; the lanes
 // hold 32 consecutive columns and a row spans WPR warps (2^(L-10) for L > 10).
 
-// Codes of two values x = v * inv, packed (lo byte: b, hi byte: a) | c << 16.
-//
-// int8: round to nearest even and saturate, one F2IP per pair (the conversion
-// maps NaN to 0 and saturates +Inf to 127). SAFE adds rotq_quant_i8's other
-// cases: max.NaN keeps a NaN for the conversion while -127 stops -127.5 .. -Inf
-// from giving -128. Without SAFE the values must be finite and |x| < 127.5,
-// which holds for the finite values of a row scaled by that row's own inv
-// (|x| <= 127 (1 + 2^-23), or 0 for a flushed row).
-template <bool SAFE>
-__device__ __forceinline__ uint32_t rotq_qt_i8x2(float a, float b, uint32_t c) {
-    if (SAFE) a = ptx_max_nan_f32(a, -ROTQ_I8_QMAX), b = ptx_max_nan_f32(b, -ROTQ_I8_QMAX);
-    return ptx_cvt_pack_s8(__float2int_rn(a), __float2int_rn(b), c);
-}
-
-// fp8 e4m3: the saturating hardware conversion from sm_89 on (the CPU's
-// rounding; a NaN is fixed up to 0x7f by rotq_qt_fp8_fix), the CPU's encoder
-// (formats.h) on sm_80.
-__device__ __forceinline__ uint32_t rotq_qt_fp8x2(float a, float b, uint32_t c) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-    return ptx_cvt_e4m3x2(a, b) | c << 16;
-#else
-    return (uint32_t)rotq_f32_to_fp8_e4m3(b) | ((uint32_t)rotq_f32_to_fp8_e4m3(a) << 8) | c << 16;
-#endif
-}
-
-// The hardware gives NaN as S.1111.111; the CPU backend writes 0x7f for every
-// NaN. Only NaN has the low 7 bits all set (satfinite never produces it
-// otherwise): their + 1 carries into bit 7 (never into the next byte), and
-// where the sign is set too it is cleared (three instructions).
-__device__ __forceinline__ uint32_t rotq_qt_fp8_fix(uint32_t w) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-    const uint32_t t = (w & 0x7f7f7f7fu) + 0x01010101u;
-    return w ^ (t & w & 0x80808080u);
-#else
-    return w;
-#endif
-}
-
 // 4 x 4 byte transpose across the 4 lanes of a quad: lane q holds byte j =
 // code of register j at column q of the quad; afterwards byte c = code of
 // register q at column c. sel2, sel1: the lane's byte_perm selectors of the

@@ -96,22 +96,8 @@ __device__ __forceinline__ void rotq_q_row(const rotq_q_args &a, const SRC &src,
                     }
                 }
             } else {
-                uint32_t lo = 0, hi = 0;
-#pragma unroll
-                for (int k = 0; k < 8; k++) {
-                    uint32_t b;
-                    if (K::FP8) {
-                        b = rotq_f32_to_fp8_e4m3(v[i][k] * inv);
-                    } else {
-                        const int8_t s = rotq_quant_i8(v[i][k] * inv);
-                        sum += (uint32_t)(int32_t)s; // zeros past cols add nothing
-                        b = (uint8_t)s;
-                    }
-                    if (k < 4)
-                        lo |= b << (8 * k);
-                    else
-                        hi |= b << (8 * (k - 4));
-                }
+                uint32_t lo, hi;
+                rotq_q_codes8<K::FP8>(v[i], inv, &lo, &hi, &sum); // zeros past cols add nothing
                 if (live) rotq_q_store8(qrow, j, a.cols, a.vec_q, lo, hi);
             }
         }

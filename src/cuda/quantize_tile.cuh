@@ -156,22 +156,8 @@ __device__ __forceinline__ void rotq_qt_tile(const rotq_q_args &a, const SRC &sr
         for (unsigned c = t; c < nch; c += TS) {
             float v[8];
             src.load(rs, c, v);
-            uint32_t lo = 0, hi = 0;
-#pragma unroll
-            for (int k = 0; k < 8; k++) {
-                uint32_t b;
-                if (K::FP8) {
-                    b = rotq_f32_to_fp8_e4m3(v[k] * inv);
-                } else {
-                    const int8_t s = rotq_quant_i8(v[k] * inv);
-                    sum += (uint32_t)(int32_t)s;
-                    b = (uint8_t)s;
-                }
-                if (k < 4)
-                    lo |= b << (8 * k);
-                else
-                    hi |= b << (8 * (k - 4));
-            }
+            uint32_t lo, hi;
+            rotq_q_codes8<K::FP8>(v, inv, &lo, &hi, &sum);
             if (live) *(uint2 *)(qrow + c * 8u) = make_uint2(lo, hi);
         }
         if (K::PER_ROW && live && t == 0) a.scales[row] = scale;
