@@ -202,7 +202,10 @@ static rotq_status rotq_launch_factor(const rotq_had_args &a, rotq_had_factor &f
         const int lpg = q.kind == ROTQ_QUANT_INT4_GROUP ? q.group / (8 * ROTQ_QT_I4_CPL_W) : 1;
         q.nch = (int32_t)(a.n / 8);
         q.ts_log = rotq_qt_ts_log(q.nch, shape::THREADS, lpg);
-        const int teams = shape::THREADS >> q.ts_log;
+        // One row per tile (int8 / fp8): the whole block is the team, not the
+        // largest power of two in it (256 of 384 threads).
+        if (q.kind != ROTQ_QUANT_INT4_GROUP && f.groups_per_block == 1 && (1 << q.ts_log) < shape::THREADS) q.ts_log++;
+        const int teams = shape::THREADS >> q.ts_log > 0 ? shape::THREADS >> q.ts_log : 1;
         q.tile_rows = f.groups_per_block;
         q.passes = (q.tile_rows + teams - 1) / teams;
     } else {

@@ -3,7 +3,9 @@
 // rotated fp32 rows) and quantizes them.
 //
 // Rows are cut into chunks of 8 consecutive values. A team of TS = 2^ts_log
-// threads (1 .. blockDim.x) owns a row; thread t of the team takes chunks
+// threads (1 .. blockDim.x) owns a row; for int8 / fp8 2^ts_log may also
+// exceed a block that is not a power of two (384 threads): the team is then
+// the whole block, TS = blockDim.x. Thread t of the team takes chunks
 // t, t + TS, ... so the lanes of a warp read consecutive 16-byte pieces of
 // shared memory and write consecutive code words (8 bytes). int4 groups take
 // units of several chunks per lane instead (quantize_tile_i4.cuh).
@@ -21,7 +23,7 @@
 // Team reductions. Every thread of the block calls them the same number of
 // times (teams wider than a warp go through red and two barriers).
 __device__ __forceinline__ float rotq_qt_team_max(float x, unsigned ts_log, uint32_t *red) {
-    const unsigned ts = 1u << ts_log;
+    const unsigned ts = min(1u << ts_log, blockDim.x);
     const unsigned width = ts < 32 ? ts : 32;
     const unsigned mask = rotq_qt_team_mask(ts);
     for (unsigned o = width / 2; o > 0; o >>= 1) x = fmaxf(x, __shfl_xor_sync(mask, x, o));
@@ -37,7 +39,7 @@ __device__ __forceinline__ float rotq_qt_team_max(float x, unsigned ts_log, uint
 
 // Wrapping int32 sum (the CPU backend's uint32 accumulation).
 __device__ __forceinline__ uint32_t rotq_qt_team_sum(uint32_t x, unsigned ts_log, uint32_t *red) {
-    const unsigned ts = 1u << ts_log;
+    const unsigned ts = min(1u << ts_log, blockDim.x);
     const unsigned width = ts < 32 ? ts : 32;
     const unsigned mask = rotq_qt_team_mask(ts);
     for (unsigned o = width / 2; o > 0; o >>= 1) x += __shfl_xor_sync(mask, x, o);
@@ -123,9 +125,9 @@ template <int KIND, class SRC>
 __device__ __forceinline__ void rotq_qt_tile(const rotq_q_args &a, const SRC &src, int64_t row0,
                                              unsigned rows_valid, uint32_t *red) {
     typedef rotq_q_kind<KIND> K;
-    const unsigned ts_log = (unsigned)a.ts_log, TS = 1u << ts_log;
-    const unsigned team = threadIdx.x >> ts_log, t = threadIdx.x & (TS - 1u);
-    const unsigned teams = blockDim.x >> ts_log;
+    const unsigned ts_log = (unsigned)a.ts_log, TS = min(1u << ts_log, blockDim.x);
+    const unsigned team = threadIdx.x >> ts_log, t = threadIdx.x & ((1u << ts_log) - 1u);
+    const unsigned teams = blockDim.x >> ts_log > 0 ? blockDim.x >> ts_log : 1u;
     const unsigned nch = (unsigned)a.nch, R = (unsigned)a.tile_rows;
     for (int pass = 0; pass < a.passes; pass++) {
         const unsigned r = (unsigned)pass * teams + team;
