@@ -69,6 +69,16 @@ __device__ __forceinline__ void rotq_build_factor_frags(const rotq_had_factor &f
     }
 }
 
+// One element of x (index src) into stage slot s, or a zero where !live: the
+// stages' fallback without 16-byte access.
+template <int ES>
+__device__ __forceinline__ void rotq_stage_elem(char *stg, unsigned s, const void *x, int64_t src, bool live) {
+    if (ES == 4)
+        ((float *)stg)[s] = live ? ((const float *)x)[src] : 0.0f;
+    else
+        ((uint16_t *)stg)[s] = live ? ((const uint16_t *)x)[src] : (uint16_t)0;
+}
+
 // Issues the copies of G row blocks into a stage (zeros past the last row
 // block). With vector access the copies are asynchronous (cp.async, one group
 // the caller commits); without, ordinary loads and stores.
@@ -104,10 +114,7 @@ __device__ __forceinline__ void rotq_fill_staging(const rotq_had_args &a, int64_
             unsigned s = rotq_staging_index<ES>((unsigned)e);
             bool live = g0 + gl < a.groups;
             int64_t src = live ? rotq_group_base(a, g0 + gl, a.x_stride) + c : 0;
-            if (ES == 4)
-                ((float *)stg)[s] = live ? ((const float *)a.x)[src] : 0.0f;
-            else
-                ((uint16_t *)stg)[s] = live ? ((const uint16_t *)a.x)[src] : (uint16_t)0;
+            rotq_stage_elem<ES>(stg, s, a.x, src, live);
         }
     }
 }
@@ -137,11 +144,7 @@ __device__ __forceinline__ void rotq_fill_slice(const rotq_had_args &a, const ro
         const int count = f.k << ls;
         for (int e = threadIdx.x; e < count; e += blockDim.x) {
             const int64_t src = base + ((int64_t)(e >> ls) << L) + (e & ((1 << ls) - 1));
-            const unsigned s = rotq_staging_index<ES>((unsigned)e);
-            if (ES == 4)
-                ((float *)stg)[s] = live ? ((const float *)a.x)[src] : 0.0f;
-            else
-                ((uint16_t *)stg)[s] = live ? ((const uint16_t *)a.x)[src] : (uint16_t)0;
+            rotq_stage_elem<ES>(stg, rotq_staging_index<ES>((unsigned)e), a.x, src, live);
         }
     }
 }
