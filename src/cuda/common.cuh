@@ -23,6 +23,25 @@ const rotq_cuda_device_info *rotq_cuda_current_device(rotq_status *st);
 
 static inline cudaStream_t rotq_cuda_stream(const rotq_exec *exec) { return (cudaStream_t)exec->stream; }
 
+// Lets `kernel` take up to the device's opt-in maximum less `reserve` bytes
+// (room for its static shared memory) of dynamic shared memory. Above 48 KB,
+// static included, that needs cudaFuncSetAttribute: once per (kernel, device),
+// remembered in *done. Every call sets the same value (the maximum), so
+// concurrent callers cannot lower the limit under one another's launch.
+// ROTQ_ERR_NOT_SUPPORTED when smem does not fit.
+static inline rotq_status rotq_cuda_smem_optin(const void *kernel, size_t smem, size_t reserve, int *done,
+                                               const rotq_cuda_device_info *dev) {
+    const size_t limit = (size_t)dev->max_smem_optin - reserve;
+    if (smem > limit) return ROTQ_ERR_NOT_SUPPORTED;
+    if (smem + reserve <= 48 * 1024 || __atomic_load_n(done, __ATOMIC_ACQUIRE)) return ROTQ_OK;
+    if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)limit) != cudaSuccess) {
+        cudaGetLastError();
+        return ROTQ_ERR_CUDA;
+    }
+    __atomic_store_n(done, 1, __ATOMIC_RELEASE);
+    return ROTQ_OK;
+}
+
 // A launch error becomes ROTQ_ERR_CUDA; the sticky error state is cleared where possible.
 static inline rotq_status rotq_cuda_check_launch(void) {
     return cudaGetLastError() == cudaSuccess ? ROTQ_OK : ROTQ_ERR_CUDA;

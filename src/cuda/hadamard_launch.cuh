@@ -66,19 +66,10 @@ template <int L>
 static rotq_status rotq_launch_small(const rotq_had_args &a, cudaStream_t stream, const rotq_cuda_device_info *dev) {
     typedef rotq_small_plan<L> plan;
     constexpr size_t smem = (size_t)plan::W_WORDS * 4;
-    if constexpr (smem > 48 * 1024) {
-        static int ready[64]; // per device; 0 = limit not raised yet
-        int *slot = &ready[dev->device & 63];
-        if (!__atomic_load_n(slot, __ATOMIC_ACQUIRE)) {
-            if (smem > (size_t)dev->max_smem_optin) return ROTQ_ERR_NOT_SUPPORTED;
-            if (cudaFuncSetAttribute((const void *)rotq_had_small<L>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     (int)smem) != cudaSuccess) {
-                cudaGetLastError();
-                return ROTQ_ERR_CUDA;
-            }
-            __atomic_store_n(slot, 1, __ATOMIC_RELEASE);
-        }
-    }
+    static int ready[64]; // per device; 0 = limit not raised yet
+    const rotq_status st =
+        rotq_cuda_smem_optin((const void *)rotq_had_small<L>, smem, 0, &ready[dev->device & 63], dev);
+    if (st != ROTQ_OK) return st;
     const int64_t total = a.groups << L;
     const unsigned grid = (unsigned)((total + (1 << plan::LE) - 1) >> plan::LE);
     rotq_had_small<L><<<grid, plan::THREADS, smem, stream>>>(a);

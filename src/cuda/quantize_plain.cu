@@ -156,7 +156,7 @@ static rotq_status rotq_qt_plain_launch(rotq_q_args a, cudaStream_t stream, cons
     a.passes = (int32_t)passes;
     const size_t smem = (size_t)(2 * R * row_bytes);
     const int device = dev->device; // resolved once per call by the entry point
-    rotq_status st = rotq_qt_smem_optin(kernel, smem, &optin[device & 63], dev);
+    rotq_status st = rotq_cuda_smem_optin(kernel, smem, 1024, &optin[device & 63], dev); // 1 KB: static red
     if (st != ROTQ_OK) return st;
     const int64_t ntiles = (a.rows + R - 1) / R;
     int64_t grid = (int64_t)rotq_qt_per_sm(kernel, ROTQ_QT_THREADS, smem, &occupancy[device & 63]) * dev->sm_count;

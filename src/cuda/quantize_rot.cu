@@ -144,20 +144,6 @@ __global__ void __launch_bounds__(512) rotq_q_rot_kernel(rotq_q_args a, int kind
     }
 }
 
-// W above 46 KB needs the opt-in. Every call sets the same limit (the device's
-// opt-in less 1 KB for the static scratch), so concurrent callers cannot
-// lower it under one another's launch.
-static rotq_status rotq_q_set_smem(const void *kernel, size_t smem, const rotq_cuda_device_info *dev) {
-    const size_t limit = (size_t)dev->max_smem_optin - 1024;
-    if (smem > limit) return ROTQ_ERR_NOT_SUPPORTED;
-    if (smem > 46 * 1024 &&
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)limit) != cudaSuccess) {
-        cudaGetLastError();
-        return ROTQ_ERR_CUDA;
-    }
-    return ROTQ_OK;
-}
-
 rotq_status rotq_q_launch_rot(int kind, rotq_q_args a, cudaStream_t stream, const rotq_cuda_device_info *dev) {
     const rotq_status tst = rotq_qt_rot_try(kind, a, stream, dev);
     if (tst != ROTQ_ERR_NOT_SUPPORTED) return tst;
@@ -195,12 +181,16 @@ rotq_status rotq_q_launch_rot(int kind, rotq_q_args a, cudaStream_t stream, cons
     a.w_elems = (int32_t)w_elems;
     const int64_t grid = (a.rows + rows_per_block - 1) / rows_per_block;
     if (grid > 0x7fffffff) return ROTQ_ERR_NOT_SUPPORTED;
+    // W above 47 KB needs the opt-in (1 KB: the static scratch); per kernel and device.
+    static int optin4[64], optin2[64];
     rotq_status st;
     if (a.in_dtype == ROTQ_DTYPE_F32) {
-        if ((st = rotq_q_set_smem((const void *)rotq_q_rot_kernel<4>, smem, dev)) != ROTQ_OK) return st;
+        st = rotq_cuda_smem_optin((const void *)rotq_q_rot_kernel<4>, smem, 1024, &optin4[dev->device & 63], dev);
+        if (st != ROTQ_OK) return st;
         rotq_q_rot_kernel<4><<<(unsigned)grid, threads, smem, stream>>>(a, kind);
     } else {
-        if ((st = rotq_q_set_smem((const void *)rotq_q_rot_kernel<2>, smem, dev)) != ROTQ_OK) return st;
+        st = rotq_cuda_smem_optin((const void *)rotq_q_rot_kernel<2>, smem, 1024, &optin2[dev->device & 63], dev);
+        if (st != ROTQ_OK) return st;
         rotq_q_rot_kernel<2><<<(unsigned)grid, threads, smem, stream>>>(a, kind);
     }
     return rotq_cuda_check_launch();

@@ -338,7 +338,7 @@ static rotq_status rotq_qt_rot_launch(rotq_q_args qa, const rotq_had_args &a, cu
     if (qa.cols > sm::TILE_CTA) return ROTQ_ERR_NOT_SUPPORTED; // the caller falls back
     const void *kernel = (const void *)rotq_qt_rot_kernel<L, ES>;
     const int device = dev->device; // resolved once per call by the entry point
-    rotq_status st = rotq_qt_smem_optin(kernel, sm::BYTES, &optin[device & 63], dev);
+    rotq_status st = rotq_cuda_smem_optin(kernel, sm::BYTES, 1024, &optin[device & 63], dev); // 1 KB: static red
     if (st != ROTQ_OK) return st;
     const int lpg = qa.kind == ROTQ_QUANT_INT4_GROUP ? qa.group / (8 * ROTQ_QT_I4_CPL_W) : 1;
     qa.nch = (int32_t)(qa.cols / 8);

@@ -213,19 +213,10 @@ static rotq_status rotq_qs_launch(const rotq_q_args &qa, const rotq_had_args &a,
     typedef rotq_small_plan<L> P;
     constexpr size_t smem = (size_t)P::W_WORDS * 4;
     if (qa.cols < P::V || qa.cols > (1 << P::LE)) return ROTQ_ERR_NOT_SUPPORTED;
-    if constexpr (smem > 48 * 1024 - 256) { // 256 bytes of static red, red2
-        static int ready[64];               // per device; 0 = limit not raised yet
-        int *slot = &ready[dev->device & 63];
-        if (!__atomic_load_n(slot, __ATOMIC_ACQUIRE)) {
-            if (smem + 256 > (size_t)dev->max_smem_optin) return ROTQ_ERR_NOT_SUPPORTED;
-            if (cudaFuncSetAttribute((const void *)rotq_qs_kernel<L>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     (int)smem) != cudaSuccess) {
-                cudaGetLastError();
-                return ROTQ_ERR_CUDA;
-            }
-            __atomic_store_n(slot, 1, __ATOMIC_RELEASE);
-        }
-    }
+    static int ready[64]; // per device; 0 = limit not raised yet (256 bytes of static red, red2)
+    const rotq_status st =
+        rotq_cuda_smem_optin((const void *)rotq_qs_kernel<L>, smem, 256, &ready[dev->device & 63], dev);
+    if (st != ROTQ_OK) return st;
     const int64_t total = a.groups << L;
     const unsigned grid = (unsigned)((total + (1 << P::LE) - 1) >> P::LE);
     rotq_qs_kernel<L><<<grid, P::THREADS, smem, stream>>>(qa, a);

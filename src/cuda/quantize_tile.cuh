@@ -211,18 +211,3 @@ static inline int rotq_qt_per_sm(const void *kernel, int threads, size_t smem, u
     return per_sm;
 }
 
-// Dynamic shared memory above 48 KB needs the opt-in; every call sets the
-// same value (the device maximum), once per (kernel, device).
-static inline rotq_status rotq_qt_smem_optin(const void *kernel, size_t smem, int *done,
-                                             const rotq_cuda_device_info *dev) {
-    const size_t limit = (size_t)dev->max_smem_optin - 1024; // room for the static scratch
-    if (smem > limit) return ROTQ_ERR_NOT_SUPPORTED;
-    // 48 KB is the limit for static + dynamic without the opt-in (the kernels have 128 bytes of static red).
-    if (smem + 1024 <= 48 * 1024 || __atomic_load_n(done, __ATOMIC_RELAXED)) return ROTQ_OK;
-    if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)limit) != cudaSuccess) {
-        cudaGetLastError();
-        return ROTQ_ERR_CUDA;
-    }
-    __atomic_store_n(done, 1, __ATOMIC_RELAXED);
-    return ROTQ_OK;
-}
