@@ -42,10 +42,27 @@ typedef struct rotq_had_factor {
 // n > 32768 = K * 2^L with K <= 172 has L >= 8.
 #define ROTQ_FACTOR_SLICE_MIN_L 8
 
+// Stage layout: the K rows of each staged row block, 2^ls columns each, row
+// blocks one after another, in 16-byte chunks; lc = log2(chunks per K row).
+// Chunk c sits at rotq_stage_swizzle(c, lc). Rows of 8 chunks or more XOR the
+// low 3 chunk bits with the row's low 3 bits: the 8 rows an ldmatrix reads at
+// one column hit 8 different 16-byte bank groups, and the rows 16 further on
+// (the next k tile) have the same swizzle, so the k tiles' addresses differ by
+// a constant. Shorter rows XOR with the 128-byte line index (several rows a
+// line). A permutation within each 128-byte line either way.
+__device__ __forceinline__ unsigned rotq_stage_swizzle(unsigned c, int lc) {
+    return c ^ ((c >> (lc > 3 ? lc : 3)) & 7u);
+}
+// log2 of the 16-byte chunks in a stage row of 2^ls elements (< 0: a row is
+// shorter than a chunk).
 template <int ES>
-__device__ __forceinline__ unsigned rotq_staging_index(unsigned e) {
+__device__ __forceinline__ int rotq_stage_lc(int ls) {
+    return ls - (ES == 2 ? 3 : 2);
+}
+template <int ES>
+__device__ __forceinline__ unsigned rotq_staging_index(unsigned e, int ls) {
     const int per = 16 / ES;
-    return (rotq_chunk_swizzle(e / per) * per) | (e % per);
+    return (rotq_stage_swizzle(e / per, rotq_stage_lc<ES>(ls)) * per) | (e % per);
 }
 
 // One 16-bit +-1 (or 0 outside K) entry of the A operand.
@@ -82,9 +99,10 @@ __device__ __forceinline__ void rotq_stage_elem(char *stg, unsigned s, const voi
 // Issues the copies of G row blocks into a stage (zeros past the last row
 // block). With vector access the copies are asynchronous (cp.async, one group
 // the caller commits); without, ordinary loads and stores.
-template <int ES>
+template <int L, int ES>
 __device__ __forceinline__ void rotq_fill_staging(const rotq_had_args &a, int64_t g0, int G, char *stg) {
     const int per = 16 / ES;
+    const int lc = rotq_stage_lc<ES>(L);
     if (a.vec_in) {
         // Chunk c is chunk ch of local row block gl; (gl, ch) advance by
         // blockDim.x chunks per step without a division.
@@ -95,7 +113,7 @@ __device__ __forceinline__ void rotq_fill_staging(const rotq_had_args &a, int64_
         bool live = g0 + gl < a.groups;
         const char *row = live ? (const char *)a.x + rotq_group_base(a, g0 + gl, a.x_stride) * ES : NULL;
         for (int c = threadIdx.x; c < chunks; c += blockDim.x) {
-            char *dst = stg + rotq_chunk_swizzle((unsigned)c) * 16;
+            char *dst = stg + rotq_stage_swizzle((unsigned)c, lc) * 16;
             if (live)
                 ptx_cp_async_16(ptx_smem_addr(dst), row + ch * 16);
             else
@@ -111,7 +129,7 @@ __device__ __forceinline__ void rotq_fill_staging(const rotq_had_args &a, int64_
         const int count = G * a.n;
         for (int e = threadIdx.x; e < count; e += blockDim.x) {
             int gl = e / a.n, c = e - gl * a.n;
-            unsigned s = rotq_staging_index<ES>((unsigned)e);
+            unsigned s = rotq_staging_index<ES>((unsigned)e, L);
             bool live = g0 + gl < a.groups;
             int64_t src = live ? rotq_group_base(a, g0 + gl, a.x_stride) + c : 0;
             rotq_stage_elem<ES>(stg, s, a.x, src, live);
@@ -133,7 +151,7 @@ __device__ __forceinline__ void rotq_fill_slice(const rotq_had_args &a, const ro
         const int chunks = f.k << lc;
         const char *src = (const char *)a.x + base * ES;
         for (int c = threadIdx.x; c < chunks; c += blockDim.x) {
-            char *dst = stg + rotq_chunk_swizzle((unsigned)c) * 16;
+            char *dst = stg + rotq_stage_swizzle((unsigned)c, lc) * 16;
             const int k = c >> lc, ch = c & ((1 << lc) - 1);
             if (live)
                 ptx_cp_async_16(ptx_smem_addr(dst), src + ((int64_t)k << L) * ES + ch * 16);
@@ -144,7 +162,7 @@ __device__ __forceinline__ void rotq_fill_slice(const rotq_had_args &a, const ro
         const int count = f.k << ls;
         for (int e = threadIdx.x; e < count; e += blockDim.x) {
             const int64_t src = base + ((int64_t)(e >> ls) << L) + (e & ((1 << ls) - 1));
-            rotq_stage_elem<ES>(stg, rotq_staging_index<ES>((unsigned)e), a.x, src, live);
+            rotq_stage_elem<ES>(stg, rotq_staging_index<ES>((unsigned)e, ls), a.x, src, live);
         }
     }
 }
@@ -155,7 +173,7 @@ template <int L, int ES>
 __device__ __forceinline__ void rotq_fill_part(const rotq_had_args &a, const rotq_had_factor &f, int64_t tile, int c0,
                                                int ls, char *stg) {
     if (ls == L)
-        rotq_fill_staging<ES>(a, tile * f.groups_per_block, f.groups_per_block, stg);
+        rotq_fill_staging<L, ES>(a, tile * f.groups_per_block, f.groups_per_block, stg);
     else
         rotq_fill_slice<L, ES>(a, f, tile, c0, ls, stg);
 }
@@ -169,8 +187,8 @@ __device__ __forceinline__ uint32_t rotq_staging_elem(const rotq_had_args &a, co
                                                       int ls) {
     if (k >= f.k) return 0;
     unsigned e = (unsigned)(((gl * f.k + k) << ls) + jr);
-    uint32_t u = ES == 4 ? ((const uint32_t *)stg)[rotq_staging_index<4>(e)]
-                         : ((const uint16_t *)stg)[rotq_staging_index<2>(e)];
+    uint32_t u = ES == 4 ? ((const uint32_t *)stg)[rotq_staging_index<4>(e, ls)]
+                         : ((const uint16_t *)stg)[rotq_staging_index<2>(e, ls)];
     if (a.signs && g0 + gl < a.groups && a.signs[rotq_sign_base(a, g0 + gl) + (k << L) + c0 + jr] < 0)
         u ^= ES == 4 ? 0x80000000u : 0x8000u;
     return u;
@@ -197,39 +215,43 @@ struct rotq_factor_cols {
     static constexpr int WIDTH = 8 * NB;
 };
 
-// The K step for columns col0 .. col0 + 8*NB - 1 of the G*2^L columns of a
-// stage, output rows 16*mt0 .. 16*mt1 - 1 (clipped to K), written to W in fp32.
+// The B operand of the K step for stage columns col0 .. col0 + 8*NB - 1 (of
+// the G * 2^ls a stage holds): b[kt][term][n tile][half], column col0 + 8nb +
+// gq, rows 2tq, 2tq+1 (+8) of k tile kt; rows >= K are zero.
 template <int L, int ES, int KTMAX>
-__device__ __forceinline__ void rotq_factor_columns(const rotq_had_args &a, const rotq_had_factor &f,
-                                                    const char *stg, const char *zero16, const uint32_t *afr,
-                                                    float *W, int64_t g0, int col0, int c0, int ls, int mt0,
-                                                    int mt1) {
+__device__ __forceinline__ void rotq_factor_load_b(const rotq_had_args &a, const rotq_had_factor &f,
+                                                   const char *stg, const char *zero16, int64_t g0, int col0,
+                                                   int c0, int ls,
+                                                   uint32_t (&b)[KTMAX][rotq_factor_cols<ES>::TERMS]
+                                                                [rotq_factor_cols<ES>::NB][2]) {
     typedef rotq_factor_cols<ES> cols;
     const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
-    // Stage columns: G row blocks x 2^ls (the slice c0 .. of each; ls == L, c0 == 0
-    // unless the tile is sliced).
     const int mask = (1 << ls) - 1;
-    // B operand of tile nb: column col0 + 8nb + gq, rows 2tq, 2tq+1 (+8) of every k tile.
-    uint32_t b[KTMAX][cols::TERMS][cols::NB][2];
     if (ES == 2 && L >= 4 && !a.signs) {
         // 16 columns of one row block: one ldmatrix.x4.trans per k tile gives the
         // four B fragments (k halves x column halves); rows >= K read a zero chunk.
         const int gl = col0 >> ls, j0 = col0 & mask;
         const int mi = lane >> 3, r = lane & 7;
+        const int lc = rotq_stage_lc<ES>(ls);
+        const int k0 = 8 * (mi & 1) + r; // this lane's row in k tile 0
+        const unsigned e0 = (unsigned)(((gl * f.k + k0) << ls) + j0 + 8 * (mi >> 1));
+        // Rows of >= 8 chunks: k tile kt is 16 rows further, the same swizzle.
+        const char *row0 = stg + rotq_stage_swizzle(e0 >> 3, lc) * 16;
 #pragma unroll
         for (int kt = 0; kt < KTMAX; kt++) {
             if (kt >= f.kt) break;
-            const int k = 16 * kt + 8 * (mi & 1) + r;
-            const unsigned e = (unsigned)(((gl * f.k + k) << ls) + j0 + 8 * (mi >> 1));
-            const char *row = k < f.k ? stg + rotq_chunk_swizzle(e >> 3) * 16 : zero16;
+            const int k = 16 * kt + k0;
+            const char *row = lc >= 3 ? row0 + (kt << (lc + 8))
+                                      : stg + rotq_stage_swizzle((e0 >> 3) + (kt << (ls + 1)), lc) * 16;
             uint32_t q[4];
-            ptx_ldmatrix_x4_trans(q, ptx_smem_addr(row));
+            ptx_ldmatrix_x4_trans(q, ptx_smem_addr(k < f.k ? row : zero16));
             b[kt][0][0][0] = q[0];
             b[kt][0][0][1] = q[1];
             b[kt][0][cols::NB - 1][0] = q[2];
             b[kt][0][cols::NB - 1][1] = q[3];
         }
-    } else
+        return;
+    }
 #pragma unroll
     for (int nb = 0; nb < cols::NB; nb++) {
         const int col = col0 + 8 * nb + gq;
@@ -255,13 +277,44 @@ __device__ __forceinline__ void rotq_factor_columns(const rotq_had_args &a, cons
             }
         }
     }
-    // C = H_K * B, one 16-row m tile at a time; rows >= K are dropped.
-    // C element (m, stage column c) goes to W[rotq_w_index(e)], e = (gl*K + m)
-    // * 2^L + j for c = gl * 2^ls + jr, j = c0 + jr. When the columns of this
-    // call lie in one row block (2^L >= WIDTH; then 2^ls >= WIDTH too), e = row
-    // bits | column bits, and the index is additive over them: index(row << L)
-    // + index(j0 | 2tq) + off, with off in {0, 1, 8, 9} (< 32: unchanged) for
-    // the values of a lane in one row: one index per row, immediates for the stores.
+}
+
+// acc[nb] += A * B[nb] for one k tile (every bf16 term of fp32 inputs).
+template <int ES, bool F16>
+__device__ __forceinline__ void rotq_factor_mma_k(float (&acc)[rotq_factor_cols<ES>::NB][4], const uint4 &av,
+                                                  const uint32_t (&bk)[rotq_factor_cols<ES>::TERMS]
+                                                                      [rotq_factor_cols<ES>::NB][2]) {
+    typedef rotq_factor_cols<ES> cols;
+    const uint32_t afrag[4] = {av.x, av.y, av.z, av.w};
+#pragma unroll
+    for (int nb = 0; nb < cols::NB; nb++)
+#pragma unroll
+        for (int t = 0; t < cols::TERMS; t++) {
+            if (F16)
+                ptx_mma_f16_16816(acc[nb], afrag, bk[t][nb]);
+            else
+                ptx_mma_bf16_16816(acc[nb], afrag, bk[t][nb]);
+        }
+}
+
+// C = H_K * B for output rows 16*mt0 .. 16*mt1 - 1 (clipped to K) of stage
+// columns col0 .. col0 + 8*NB - 1, written to W in fp32. F16: fp16 operands
+// (fp16 input), else bf16; a template parameter so that the mma loop holds one
+// kind (a run-time choice inside it issues both, predicated).
+// C element (m, stage column c) goes to W[rotq_w_index(e)], e = (gl*K + m)
+// * 2^L + j for c = gl * 2^ls + jr, j = c0 + jr. When the columns of this
+// call lie in one row block (2^L >= WIDTH; then 2^ls >= WIDTH too), e = row
+// bits | column bits, and the index is additive over them: index(row << L)
+// + index(j0 | 2tq) + off, with off in {0, 1, 8, 9} (< 32: unchanged) for
+// the values of a lane in one row: one index per row, immediates for the stores.
+template <int L, int ES, int KTMAX, bool F16>
+__device__ __forceinline__ void rotq_factor_mma_store(const rotq_had_factor &f, const uint32_t *afr,
+                                                      const uint32_t (&b)[KTMAX][rotq_factor_cols<ES>::TERMS]
+                                                                             [rotq_factor_cols<ES>::NB][2],
+                                                      float *W, int col0, int c0, int ls, int mt0, int mt1) {
+    typedef rotq_factor_cols<ES> cols;
+    const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
+    const int mask = (1 << ls) - 1;
     const bool one_block = (1 << L) >= cols::WIDTH;
     const int gl0 = col0 >> ls;
     const unsigned lane_part = rotq_w_index((unsigned)((c0 + (col0 & mask)) | (2 * tq)));
@@ -269,27 +322,36 @@ __device__ __forceinline__ void rotq_factor_columns(const rotq_had_args &a, cons
         float acc[cols::NB][4];
 #pragma unroll
         for (int nb = 0; nb < cols::NB; nb++) acc[nb][0] = acc[nb][1] = acc[nb][2] = acc[nb][3] = 0.f;
+        const uint4 *ap = (const uint4 *)afr + mt * f.kt * 32 + lane;
+        if (KTMAX <= ROTQ_FACTOR_SMALL_KT) {
+            // Few k tiles, two blocks per SM under 80 registers: no prefetch (a
+            // second set of A registers spills in the phases).
 #pragma unroll
-        for (int kt = 0; kt < KTMAX; kt++) {
-            if (kt >= f.kt) break;
-            uint4 av = ((const uint4 *)afr)[(mt * f.kt + kt) * 32 + lane];
-            uint32_t afrag[4] = {av.x, av.y, av.z, av.w};
+            for (int kt = 0; kt < KTMAX; kt++) {
+                if (kt >= f.kt) break;
+                rotq_factor_mma_k<ES, F16>(acc, ap[kt * 32], b[kt]);
+            }
+        } else {
+            // A fragments of (mt, kt) loaded one k tile ahead of the mma that
+            // uses them, into two alternating register sets (one set and a copy
+            // costs four moves per k tile).
+            uint4 a0 = ap[0], a1;
 #pragma unroll
-            for (int nb = 0; nb < cols::NB; nb++)
-#pragma unroll
-                for (int t = 0; t < cols::TERMS; t++) {
-                    if (ES == 2 && f.f16_mma)
-                        ptx_mma_f16_16816(acc[nb], afrag, b[kt][t][nb]);
-                    else
-                        ptx_mma_bf16_16816(acc[nb], afrag, b[kt][t][nb]);
-                }
+            for (int kt = 0; kt < KTMAX; kt += 2) {
+                if (kt >= f.kt) break;
+                if (kt + 1 < KTMAX && kt + 1 < f.kt) a1 = ap[(kt + 1) * 32];
+                rotq_factor_mma_k<ES, F16>(acc, a0, b[kt]);
+                if (kt + 1 >= KTMAX || kt + 1 >= f.kt) break;
+                if (kt + 2 < KTMAX && kt + 2 < f.kt) a0 = ap[(kt + 2) * 32];
+                rotq_factor_mma_k<ES, F16>(acc, a1, b[kt + 1]);
+            }
         }
         if (one_block) {
+            const unsigned row = (unsigned)(gl0 * f.k + 16 * mt + gq);
 #pragma unroll
             for (int h = 0; h < 2; h++) {
-                const int m = 16 * mt + gq + 8 * h;
-                if (m >= f.k) continue;
-                const unsigned base = rotq_w_index((unsigned)(gl0 * f.k + m) << L) + lane_part;
+                if (16 * mt + gq + 8 * h >= f.k) continue;
+                const unsigned base = rotq_w_index_shl<L>(row + 8 * h) + lane_part;
 #pragma unroll
                 for (int nb = 0; nb < cols::NB; nb++) {
                     W[base + (unsigned)(8 * nb)] = acc[nb][2 * h];
@@ -310,6 +372,49 @@ __device__ __forceinline__ void rotq_factor_columns(const rotq_had_args &a, cons
                 }
         }
     }
+}
+
+// The K step for columns col0 .. col0 + 8*NB - 1 of the G*2^ls columns of a
+// stage, output rows 16*mt0 .. 16*mt1 - 1 (clipped to K), written to W in fp32.
+template <int L, int ES, int KTMAX>
+__device__ __forceinline__ void rotq_factor_columns(const rotq_had_args &a, const rotq_had_factor &f,
+                                                    const char *stg, const char *zero16, const uint32_t *afr,
+                                                    float *W, int64_t g0, int col0, int c0, int ls, int mt0,
+                                                    int mt1) {
+    typedef rotq_factor_cols<ES> cols;
+    uint32_t b[KTMAX][cols::TERMS][cols::NB][2];
+    rotq_factor_load_b<L, ES, KTMAX>(a, f, stg, zero16, g0, col0, c0, ls, b);
+    if (ES == 2 && f.f16_mma)
+        rotq_factor_mma_store<L, ES, KTMAX, true>(f, afr, b, W, col0, c0, ls, mt0, mt1);
+    else
+        rotq_factor_mma_store<L, ES, KTMAX, false>(f, afr, b, W, col0, c0, ls, mt0, mt1);
+}
+
+// The K step of one stage over the block's warps. Warp tasks: (column group of
+// WIDTH, range of m tiles). With fewer column groups than warps (large K,
+// small 2^L: 172 * 64 has 4 groups of 16 columns) the m tiles are split too,
+// and every warp has at most one task. Stage columns: G row blocks x 2^ls, a
+// multiple of WIDTH (host).
+template <int L, int ES, int KTMAX>
+__device__ __forceinline__ void rotq_factor_k_step(const rotq_had_args &a, const rotq_had_factor &f, int64_t g0,
+                                                   int c0, int ls, const char *stg, const char *zero16,
+                                                   const uint32_t *afr, float *W, int nwarps) {
+    typedef rotq_factor_cols<ES> cols;
+    const int warp = threadIdx.x >> 5;
+    const int groups = (f.groups_per_block << ls) / cols::WIDTH;
+    int grp = warp, step = nwarps, mt0 = 0, mt1 = f.kt;
+    if (KTMAX > ROTQ_FACTOR_SMALL_KT && groups < nwarps) {
+        int parts = nwarps / groups;
+        if (parts > f.kt) parts = f.kt;
+        if (warp >= groups * parts) return;
+        grp = warp / parts;
+        const int part = warp - grp * parts;
+        step = groups; // one task
+        mt0 = part * f.kt / parts;
+        mt1 = (part + 1) * f.kt / parts;
+    }
+    for (; grp < groups; grp += step)
+        rotq_factor_columns<L, ES, KTMAX>(a, f, stg, zero16, afr, W, g0, grp * cols::WIDTH, c0, ls, mt0, mt1);
 }
 
 // Shared memory of the factor kernel: A fragments, two stages, W.
@@ -343,7 +448,6 @@ __device__ __forceinline__ void rotq_factor_stage_step(const rotq_had_args &a, c
                                                        int64_t ntiles, int c0, int ls, int &buf, char *stage0,
                                                        unsigned stage_bytes, const char *zero16, const uint32_t *afr,
                                                        float *W) {
-    typedef rotq_factor_cols<ES> cols;
     const int G = f.groups_per_block;
     __syncthreads();
     if (f.stages == 2) {
@@ -361,19 +465,8 @@ __device__ __forceinline__ void rotq_factor_stage_step(const rotq_had_args &a, c
     const char *stg = stage0 + buf * stage_bytes;
     buf ^= f.stages - 1;
 
-    // Warp tasks: (column group, range of m tiles). With fewer column groups
-    // than warps (large K, small 2^L: 172 * 64 has 4 groups of 16 columns) the
-    // m tiles are split too, so that every warp has work. Stage columns: G row
-    // blocks x 2^ls, a multiple of cols::WIDTH (host).
-    const int nwarps = rotq_factor_shape<L, ES, KTMAX>::THREADS / 32;
-    const int groups = (G << ls) / cols::WIDTH;
-    int parts = KTMAX <= ROTQ_FACTOR_SMALL_KT || groups >= nwarps ? 1 : nwarps / groups;
-    if (parts > f.kt) parts = f.kt;
-    for (int task = threadIdx.x >> 5; task < groups * parts; task += nwarps) {
-        const int grp = task / parts, part = task - grp * parts;
-        rotq_factor_columns<L, ES, KTMAX>(a, f, stg, zero16, afr, W, tile * G, grp * cols::WIDTH, c0, ls,
-                                          part * f.kt / parts, (part + 1) * f.kt / parts);
-    }
+    rotq_factor_k_step<L, ES, KTMAX>(a, f, tile * G, c0, ls, stg, zero16, afr, W,
+                                     rotq_factor_shape<L, ES, KTMAX>::THREADS / 32);
 }
 
 // A persistent block walks over tiles of G row blocks of n = K * 2^L: the next

@@ -49,7 +49,7 @@ __global__ void __launch_bounds__(ROTQ_KCOLS_THREADS) rotq_had_kcols(rotq_had_ar
         for (int c = threadIdx.x; c < f.k * chunks_per_row; c += blockDim.x) {
             const int k = c / chunks_per_row, ch = c - k * chunks_per_row;
             const char *src = (const char *)a.x + (xbase + ((int64_t)k << L) + ch * per) * ES;
-            char *dst = stg + rotq_chunk_swizzle((unsigned)c) * 16;
+            char *dst = stg + rotq_stage_swizzle((unsigned)c, rotq_stage_lc<ES>(ROTQ_KCOLS_LOG_WIDTH)) * 16;
             if (a.vec_in) {
                 ptx_cp_async_16(ptx_smem_addr(dst), src);
             } else {
@@ -65,9 +65,10 @@ __global__ void __launch_bounds__(ROTQ_KCOLS_THREADS) rotq_had_kcols(rotq_had_ar
         ptx_cp_async_wait<0>();
         __syncthreads();
         for (int col0 = (threadIdx.x >> 5) * rotq_factor_cols<ES>::WIDTH; col0 < ROTQ_KCOLS_WIDTH;
-             col0 += (blockDim.x >> 5) * rotq_factor_cols<ES>::WIDTH)
+             col0 += (blockDim.x >> 5) * rotq_factor_cols<ES>::WIDTH) {
             rotq_factor_columns<ROTQ_KCOLS_LOG_WIDTH, ES, ROTQ_FACTOR_MAX_KT>(t, f, stg, zero16, afr, W, 0, col0, 0,
                                                                                 ROTQ_KCOLS_LOG_WIDTH, 0, f.kt);
+        }
         __syncthreads();
         // Scale and store: lanes take consecutive columns of a K row.
         for (int e = threadIdx.x; e < f.k * ROTQ_KCOLS_WIDTH; e += blockDim.x) {

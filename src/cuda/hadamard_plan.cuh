@@ -45,6 +45,15 @@ struct rotq_pow2_plan {
 __host__ __device__ constexpr unsigned rotq_w_index(unsigned a) {
     return a + (a >> 5) + (a >> 10) + (a >> 15);
 }
+// rotq_w_index(x << S) for x << S < 2^32: the shifts of the shifted value are
+// shifts of x, which need no masking (one IMAD and a shift or two, where the
+// general form of x << S costs three masks more).
+template <int S>
+__device__ __forceinline__ unsigned rotq_w_index_shl(unsigned x) {
+    return (x << S) + (S >= 5 ? x << (S >= 5 ? S - 5 : 0) : x >> (S < 5 ? 5 - S : 0)) +
+           (S >= 10 ? x << (S >= 10 ? S - 10 : 0) : x >> (S < 10 ? 10 - S : 0)) +
+           (S >= 15 ? x << (S >= 15 ? S - 15 : 0) : x >> (S < 15 ? 15 - S : 0));
+}
 // W slots for elements 0 .. n - 1.
 __host__ __device__ constexpr unsigned rotq_w_slots(unsigned n) { return n == 0 ? 0 : rotq_w_index(n - 1) + 1; }
 
