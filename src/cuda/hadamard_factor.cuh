@@ -41,6 +41,9 @@ typedef struct rotq_had_factor {
 // Column slices of a row block (rotq_factor_shape::SLICES) from 2^8 columns:
 // n > 32768 = K * 2^L with K <= 172 has L >= 8.
 #define ROTQ_FACTOR_SLICE_MIN_L 8
+// Rows per tile whose int8 / fp8 absmax the QUANT build takes in the last
+// phase (tiles of about 8192 elements: G <= 8 for rows of 1024 or more).
+#define ROTQ_FACTOR_AM_ROWS 8
 
 // Stage layout: the K rows of each staged row block, 2^ls columns each, row
 // blocks one after another, in 16-byte chunks; lc = log2(chunks per K row).
@@ -486,6 +489,9 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX>::THREADS), (r
     typedef rotq_pow2_plan<L> plan;
     extern __shared__ __align__(16) char rotq_fsmem[];
     __shared__ uint32_t red[QUANT ? 32 : 1]; // team reductions of the quantize epilogue
+    // Per-row absmax of int8 / fp8 rows, taken in the last phase (one buffer
+    // per tile parity: the next tile's is cleared while this one's is in use).
+    __shared__ uint32_t row_am[QUANT ? 2 : 1][QUANT ? ROTQ_FACTOR_AM_ROWS : 1];
     const int G = f.groups_per_block;
     const int ls = SLICED ? f.slice_log : L; // stage columns per K row: 2^ls
     const unsigned stage_bytes = (unsigned)rotq_factor_stage_bytes(G, f.k << ls, ES);
@@ -499,8 +505,14 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX>::THREADS), (r
     const unsigned tid = threadIdx.x % plan::SUB_THREADS;
     const int64_t total = (int64_t)G * a.n;
 
+    // The last phase's registers give the int8 / fp8 row absmax (the
+    // epilogue's first pass over W and its team reduction are left out) where
+    // every subtile lies in one row.
+    const bool pre_am = QUANT && (qa.kind == ROTQ_QUANT_INT8_ROW || qa.kind == ROTQ_QUANT_FP8_ROW) &&
+                        a.n % plan::TILE == 0 && G <= ROTQ_FACTOR_AM_ROWS;
     rotq_build_factor_frags(f, afr);
     if (threadIdx.x < 8) ((uint4 *)zero16)[threadIdx.x] = make_uint4(0, 0, 0, 0);
+    if (QUANT && threadIdx.x < 2 * ROTQ_FACTOR_AM_ROWS) (&row_am[0][0])[threadIdx.x] = 0u;
     // One stage of whole tiles: the copies of the next tile go out as soon as
     // the K step has read the stage, and arrive during the phases. Two-block
     // builds only (the one-block builds have two stages wherever their shared
@@ -509,8 +521,8 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX>::THREADS), (r
     const bool early = rotq_factor_shape<L, ES, KTMAX>::TWO && !SLICED && stages == 1;
     if ((stages == 2 || early) && (int64_t)blockIdx.x < ntiles) rotq_fill_part<L, ES>(a, f, blockIdx.x, 0, ls, stage0);
     ptx_cp_async_commit();
-    int buf = 0;
-    for (int64_t tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
+    int buf = 0, par = 0; // par: the parity of the block's tile count
+    for (int64_t tile = blockIdx.x; tile < ntiles; tile += gridDim.x, par ^= 1) {
         const int64_t g0 = tile * G;
         if (!SLICED) {
             rotq_factor_stage_step<L, ES, KTMAX>(a, f, tile, ntiles, 0, L, buf, stage0, stage_bytes, zero16, afr, W,
@@ -526,6 +538,10 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX>::THREADS), (r
             if (tile + gridDim.x < ntiles) rotq_fill_part<L, ES>(a, f, tile + gridDim.x, 0, L, stage0);
             ptx_cp_async_commit();
         }
+
+        // The other parity's absmax (last read by the previous tile's epilogue,
+        // before this tile's first barrier) is cleared for the next tile.
+        if (QUANT && threadIdx.x < ROTQ_FACTOR_AM_ROWS) row_am[par ^ 1][threadIdx.x] = 0u;
 
         // Power-of-two phases over the K*G rows of 2^L now in W.
         for (int64_t s0 = 0; s0 * plan::TILE < total; s0 += rotq_factor_shape<L, ES, KTMAX>::THREADS / plan::SUB_THREADS) {
@@ -543,7 +559,25 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX>::THREADS), (r
                 continue;
             }
             rotq_pow2_exchanges<L>(W, sub_base, tid, v);
-            rotq_pow2_store_w<L>(W, sub_base, tid, v, a.scale);
+            if (!pre_am) {
+                rotq_pow2_store_w<L>(W, sub_base, tid, v, a.scale);
+            } else {
+                // The stored values RN(v * scale) and their finite absmax, as
+                // the epilogue's pass over W would take it (max is exact).
+#pragma unroll
+                for (int r = 0; r < 32; r++) v[r] = v[r] * a.scale;
+                rotq_pow2_store_w<L>(W, sub_base, tid, v, 1.0f);
+                float m = rotq_qt_maxabs_nan<32, 4>(v);
+                if (!__all_sync(0xffffffffu, m < INFINITY)) {
+                    m = 0.0f;
+#pragma unroll
+                    for (int r = 0; r < 32; r++) m = rotq_qt_absmax(m, v[r]);
+                }
+#pragma unroll
+                for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+                if ((threadIdx.x & 31u) == 0 && sub_base < total)
+                    atomicMax(&row_am[par][sub_base / (unsigned)a.n], __float_as_uint(m));
+            }
         }
         if (QUANT) {
             __syncthreads();
@@ -552,7 +586,7 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX>::THREADS), (r
             rotq_qt_w_src src; // rows of n = K * 2^L (L >= 4: a multiple of 64)
             src.W = W;
             src.cols = (unsigned)a.n;
-            rotq_qt_tile_any(qa, src, g0, rv, red);
+            rotq_qt_tile_any(qa, src, g0, rv, red, pre_am ? row_am[par] : nullptr);
         }
     }
     ptx_cp_async_wait<0>();

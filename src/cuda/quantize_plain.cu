@@ -124,7 +124,7 @@ __global__ void __launch_bounds__(ROTQ_QT_THREADS, 4) rotq_qt_plain_kernel(rotq_
         const int64_t row0 = tile * R;
         const int64_t left = a.rows - row0;
         s.base = rotq_qt_smem + buf * stage_bytes;
-        rotq_qt_tile<KIND>(a, s, row0, left < (int64_t)R ? (unsigned)left : R, red);
+        rotq_qt_tile<KIND>(a, s, row0, left < (int64_t)R ? (unsigned)left : R, red, nullptr);
     }
     ptx_cp_async_wait<0>();
 }

@@ -121,9 +121,11 @@ struct rotq_qt_w_src {
 
 // Quantizes rows row0 .. row0 + rows_valid - 1 of the tile (tile row r = row
 // row0 + r). Rows r >= rows_valid are computed from clamped tile rows and not stored.
+// row_am: null, or the per-row kinds' absmax of each tile row (float bits),
+// taken by the caller: then the first pass and its team reduction are left out.
 template <int KIND, class SRC>
 __device__ __forceinline__ void rotq_qt_tile(const rotq_q_args &a, const SRC &src, int64_t row0,
-                                             unsigned rows_valid, uint32_t *red) {
+                                             unsigned rows_valid, uint32_t *red, const uint32_t *row_am) {
     typedef rotq_q_kind<KIND> K;
     const unsigned ts_log = (unsigned)a.ts_log, TS = min(1u << ts_log, blockDim.x);
     const unsigned team = threadIdx.x >> ts_log, t = threadIdx.x & ((1u << ts_log) - 1u);
@@ -141,13 +143,17 @@ __device__ __forceinline__ void rotq_qt_tile(const rotq_q_args &a, const SRC &sr
         float inv = 0.0f, scale = 0.0f;
         if (K::PER_ROW) {
             float am = 0.0f;
-            for (unsigned c = t; c < nch; c += TS) {
-                float v[8];
-                src.load(rs, c, v);
+            if (row_am) {
+                am = __uint_as_float(row_am[rs]);
+            } else {
+                for (unsigned c = t; c < nch; c += TS) {
+                    float v[8];
+                    src.load(rs, c, v);
 #pragma unroll
-                for (int k = 0; k < 8; k++) am = rotq_qt_absmax(am, v[k]);
+                    for (int k = 0; k < 8; k++) am = rotq_qt_absmax(am, v[k]);
+                }
+                am = rotq_qt_team_max(am, ts_log, red);
             }
-            am = rotq_qt_team_max(am, ts_log, red);
             inv = rotq_quant_inv(am, K::QMAX);
             scale = rotq_quant_scale(am, K::QMAX);
         } else if (KIND == ROTQ_QUANT_FP8_TENSOR) {
@@ -174,12 +180,13 @@ __device__ __forceinline__ void rotq_qt_tile(const rotq_q_args &a, const SRC &sr
 // build one body for every kind).
 template <class SRC>
 __device__ __forceinline__ void rotq_qt_tile_any(const rotq_q_args &a, const SRC &src, int64_t row0,
-                                                 unsigned rows_valid, uint32_t *red) {
+                                                 unsigned rows_valid, uint32_t *red,
+                                                 const uint32_t *row_am = nullptr) {
     switch (a.kind) {
-    case ROTQ_QUANT_INT8_ROW: rotq_qt_tile<ROTQ_QUANT_INT8_ROW>(a, src, row0, rows_valid, red); break;
-    case ROTQ_QUANT_FP8_ROW: rotq_qt_tile<ROTQ_QUANT_FP8_ROW>(a, src, row0, rows_valid, red); break;
-    case ROTQ_QUANT_FP8_TENSOR: rotq_qt_tile<ROTQ_QUANT_FP8_TENSOR>(a, src, row0, rows_valid, red); break;
-    default: rotq_qt_tile<ROTQ_QUANT_INT4_GROUP>(a, src, row0, rows_valid, red); break;
+    case ROTQ_QUANT_INT8_ROW: rotq_qt_tile<ROTQ_QUANT_INT8_ROW>(a, src, row0, rows_valid, red, row_am); break;
+    case ROTQ_QUANT_FP8_ROW: rotq_qt_tile<ROTQ_QUANT_FP8_ROW>(a, src, row0, rows_valid, red, row_am); break;
+    case ROTQ_QUANT_FP8_TENSOR: rotq_qt_tile<ROTQ_QUANT_FP8_TENSOR>(a, src, row0, rows_valid, red, nullptr); break;
+    default: rotq_qt_tile<ROTQ_QUANT_INT4_GROUP>(a, src, row0, rows_valid, red, nullptr); break;
     }
 }
 
