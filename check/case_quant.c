@@ -488,12 +488,15 @@ void ck_op_quantize(ck_ctx *c) {
                 q.xs = 3 * unit + 5, q.qs = 3 * unit + 2;
                 run_case(c, q);
                 /* Special rows, rotated: n = 64 (16 rows per thread, a partial tile), 128
-                   (scale 1/sqrt(128), not a power of two), 4096 (a row over four warps). */
-                static const int32_t special_n[3] = {64, 128, 4096};
-                for (int si = 0; si < 3; si++) {
+                   (scale 1/sqrt(128), not a power of two), 4096 (a row over four warps),
+                   14336 = 28 * 512 (the factor kernel, whose int8 / fp8 row absmax comes
+                   from its last phase; 7 rows: every special type). */
+                static const int32_t special_n[4] = {64, 128, 4096, 14336};
+                for (int si = 0; si < 4; si++) {
                     if (special_n[si] % unit) continue;
-                    q = rotated(base(kind, g, din, special_n[si] == 4096 ? 9 : 14, special_n[si]), special_n[si],
-                                ROTQ_HADAMARD_FACTOR_AUTO, 0, si & 1);
+                    const int64_t rows = special_n[si] == 14336 ? 7 : special_n[si] == 4096 ? 9 : 14;
+                    q = rotated(base(kind, g, din, rows, special_n[si]), special_n[si], ROTQ_HADAMARD_FACTOR_AUTO, 0,
+                                si & 1);
                     q.special = 2;
                     run_case(c, q);
                 }
