@@ -431,10 +431,15 @@ __host__ __device__ inline size_t rotq_factor_stage_bytes(int G, int n, int es) 
 // gain less), when their shared memory fits (the launcher checks). Otherwise
 // one block of 512 threads (128 registers), 16 warps to hide latency.
 // (384 against 448 and 512 threads: docs/perf-notes.md, factor v8.)
-template <int L, int ES, int KTMAX>
+// WIDE: K <= 64 at 2^9 and 2^10 when two blocks do not fit: one block of up
+// to 640 threads (the launcher picks a multiple of 32 that divides the tile's
+// subtiles into whole rounds of the phases; 20 * 1024 has 20 subtiles, which
+// 16 warps take in two rounds, the second with 4 warps busy).
+#define ROTQ_FACTOR_WIDE_THREADS 640
+template <int L, int ES, int KTMAX, bool WIDE = false>
 struct rotq_factor_shape {
-    static constexpr bool TWO = ES == 2 && KTMAX <= ROTQ_FACTOR_SMALL_KT && L <= 10;
-    static constexpr int THREADS = TWO ? 384 : 512;
+    static constexpr bool TWO = !WIDE && ES == 2 && KTMAX <= ROTQ_FACTOR_SMALL_KT && L <= 10;
+    static constexpr int THREADS = TWO ? 384 : WIDE ? ROTQ_FACTOR_WIDE_THREADS : 512;
     static constexpr int BLOCKS = TWO ? 2 : 1;
     // Column-sliced stages (rows too long for a whole stage next to W; the
     // SLICED kernel): one-block builds only (the loop spills under 80 registers).
@@ -451,7 +456,7 @@ template <int L, int ES, int KTMAX>
 __device__ __forceinline__ void rotq_factor_stage_step(const rotq_had_args &a, const rotq_had_factor &f, int64_t tile,
                                                        int64_t ntiles, int c0, int ls, int &buf, char *stage0,
                                                        unsigned stage_bytes, const char *zero16, const uint32_t *afr,
-                                                       float *W, bool issued) {
+                                                       float *W, bool issued, int nwarps) {
     const int G = f.groups_per_block;
     __syncthreads();
     if (f.stages == 2) {
@@ -471,8 +476,7 @@ __device__ __forceinline__ void rotq_factor_stage_step(const rotq_had_args &a, c
     const char *stg = stage0 + buf * stage_bytes;
     buf ^= f.stages - 1;
 
-    rotq_factor_k_step<L, ES, KTMAX>(a, f, tile * G, c0, ls, stg, zero16, afr, W,
-                                     rotq_factor_shape<L, ES, KTMAX>::THREADS / 32);
+    rotq_factor_k_step<L, ES, KTMAX>(a, f, tile * G, c0, ls, stg, zero16, afr, W, nwarps);
 }
 
 // A persistent block walks over tiles of G row blocks of n = K * 2^L: the next
@@ -483,10 +487,13 @@ __device__ __forceinline__ void rotq_factor_stage_step(const rotq_had_args &a, c
 // (rotq_factor_shape::SLICES builds only). A separate build because the
 // run-time slice loop costs the phases registers (spills at 128 registers, and
 // 2.3x -> 2.7x the copy time at 20 * 1024 when it was one kernel).
-template <int L, int ES, int KTMAX, bool QUANT, bool SLICED>
-__global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX>::THREADS), (rotq_factor_shape<L, ES, KTMAX>::BLOCKS))
+template <int L, int ES, int KTMAX, bool QUANT, bool SLICED, bool WIDE>
+__global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX, WIDE>::THREADS),
+                                  (rotq_factor_shape<L, ES, KTMAX, WIDE>::BLOCKS))
     rotq_had_factor_kernel(rotq_had_args a, const __grid_constant__ rotq_had_factor f, rotq_q_args qa) {
     typedef rotq_pow2_plan<L> plan;
+    // Threads of the block: the build's, or the launcher's choice (WIDE).
+    const int nthreads = WIDE ? (int)blockDim.x : rotq_factor_shape<L, ES, KTMAX, WIDE>::THREADS;
     extern __shared__ __align__(16) char rotq_fsmem[];
     __shared__ uint32_t red[QUANT ? 32 : 1]; // team reductions of the quantize epilogue
     // Per-row absmax of int8 / fp8 rows, taken in the last phase (one buffer
@@ -518,7 +525,7 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX>::THREADS), (r
     // builds only (the one-block builds have two stages wherever their shared
     // memory allows, and the extra state cost their phases registers: 108 *
     // 128 and 172 * 64 measured 2-5% slower).
-    const bool early = rotq_factor_shape<L, ES, KTMAX>::TWO && !SLICED && stages == 1;
+    const bool early = rotq_factor_shape<L, ES, KTMAX, WIDE>::TWO && !SLICED && stages == 1;
     if ((stages == 2 || early) && (int64_t)blockIdx.x < ntiles) rotq_fill_part<L, ES>(a, f, blockIdx.x, 0, ls, stage0);
     ptx_cp_async_commit();
     int buf = 0, par = 0; // par: the parity of the block's tile count
@@ -526,12 +533,12 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX>::THREADS), (r
         const int64_t g0 = tile * G;
         if (!SLICED) {
             rotq_factor_stage_step<L, ES, KTMAX>(a, f, tile, ntiles, 0, L, buf, stage0, stage_bytes, zero16, afr, W,
-                                                 early);
+                                                 early, nthreads / 32);
         } else {
 #pragma unroll 1
             for (int c0 = 0; c0 < (1 << L); c0 += 1 << ls)
                 rotq_factor_stage_step<L, ES, KTMAX>(a, f, tile, ntiles, c0, ls, buf, stage0, stage_bytes, zero16, afr,
-                                                     W, false);
+                                                     W, false, nthreads / 32);
         }
         __syncthreads();
         if (early) {
@@ -544,7 +551,7 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX>::THREADS), (r
         if (QUANT && threadIdx.x < ROTQ_FACTOR_AM_ROWS) row_am[par ^ 1][threadIdx.x] = 0u;
 
         // Power-of-two phases over the K*G rows of 2^L now in W.
-        for (int64_t s0 = 0; s0 * plan::TILE < total; s0 += rotq_factor_shape<L, ES, KTMAX>::THREADS / plan::SUB_THREADS) {
+        for (int64_t s0 = 0; s0 * plan::TILE < total; s0 += nthreads / plan::SUB_THREADS) {
             const unsigned sub_base = (unsigned)((s0 + sub) * plan::TILE);
             // A one-warp subtile past the end has nothing to do (larger ones
             // take part in the block's barriers).

@@ -118,15 +118,14 @@ static rotq_status rotq_launch_cluster(const rotq_had_args &a, cudaStream_t stre
 
 // Shared memory of the factor kernel with `stages` staging buffers of column
 // slices 2^ls wide (ls == L: whole row blocks).
-template <int L, int ES, int KTMAX>
-static size_t rotq_factor_smem(const rotq_had_args &a, const rotq_had_factor &f, int stages, int ls) {
+template <int L, int ES>
+static size_t rotq_factor_smem(const rotq_had_args &a, const rotq_had_factor &f, int stages, int ls, int threads) {
     typedef rotq_pow2_plan<L> plan;
     const int64_t elems = (int64_t)f.groups_per_block * a.n;
     // W covers whole subtiles; subtiles of more than a warp also run past the
     // end, for the barriers of the block's last pass.
-    const int64_t pass = plan::SUB_THREADS == 32
-                             ? (int64_t)plan::TILE
-                             : (int64_t)plan::TILE * (rotq_factor_shape<L, ES, KTMAX>::THREADS / plan::SUB_THREADS);
+    const int64_t pass = plan::SUB_THREADS == 32 ? (int64_t)plan::TILE
+                                                 : (int64_t)plan::TILE * (threads / plan::SUB_THREADS);
     const int64_t w_elems = (elems + pass - 1) / pass * pass;
     return (size_t)f.kt * f.kt * 512 + 128 +
            stages * rotq_factor_stage_bytes(f.groups_per_block, f.k << ls, ES) +
@@ -139,14 +138,14 @@ static size_t rotq_factor_smem(const rotq_had_args &a, const rotq_had_factor &f,
 // block may be streamed in up to 16 column slices (2^(L-4) >= 16 columns), so
 // that a stage fits next to W: n > 32768 in one pass, and prefetch where a
 // whole stage would not fit. ROTQ_ERR_NOT_SUPPORTED when nothing fits.
-template <int L, int ES, int KTMAX>
+template <int L, int ES, int KTMAX, bool WIDE>
 static rotq_status rotq_factor_staging(const rotq_had_args &a, rotq_had_factor &f, const rotq_cuda_device_info *dev,
-                                       size_t *smem) {
-    typedef rotq_factor_shape<L, ES, KTMAX> shape;
+                                       int threads, size_t *smem) {
+    typedef rotq_factor_shape<L, ES, KTMAX, WIDE> shape;
     const int lmin = f.groups_per_block == 1 && shape::SLICES ? L - 4 : L;
     for (int stages = 2; stages >= 1; stages--) {
         for (int ls = L; ls >= lmin; ls--) {
-            const size_t bytes = rotq_factor_smem<L, ES, KTMAX>(a, f, stages, ls);
+            const size_t bytes = rotq_factor_smem<L, ES>(a, f, stages, ls, threads);
             if (bytes > (size_t)dev->max_smem_optin ||
                 (size_t)dev->smem_per_sm / (bytes + 1024) < (size_t)shape::BLOCKS)
                 continue;
@@ -160,31 +159,52 @@ static rotq_status rotq_factor_staging(const rotq_had_args &a, rotq_had_factor &
 }
 
 // Launches one build of the factor kernel (its own register cache).
-template <int L, int ES, int KTMAX, bool QUANT, bool SLICED>
+template <int L, int ES, int KTMAX, bool QUANT, bool SLICED, bool WIDE>
 static rotq_status rotq_launch_factor_build(const rotq_had_args &a, const rotq_had_factor &f, const rotq_q_args &q,
-                                            size_t smem, cudaStream_t stream, const rotq_cuda_device_info *dev) {
+                                            size_t smem, int threads, cudaStream_t stream,
+                                            const rotq_cuda_device_info *dev) {
     static int regs[64]; // per device; 0 = not prepared yet
-    typedef rotq_factor_shape<L, ES, KTMAX> shape;
     const int64_t ntiles = (a.groups + f.groups_per_block - 1) / f.groups_per_block;
     int64_t grid = 0;
-    const rotq_status st = rotq_persistent_grid((const void *)rotq_had_factor_kernel<L, ES, KTMAX, QUANT, SLICED>,
-                                                shape::THREADS, smem, regs, dev, ntiles, &grid);
+    const rotq_status st = rotq_persistent_grid((const void *)rotq_had_factor_kernel<L, ES, KTMAX, QUANT, SLICED, WIDE>,
+                                                threads, smem, regs, dev, ntiles, &grid);
     if (st != ROTQ_OK) return st;
-    rotq_had_factor_kernel<L, ES, KTMAX, QUANT, SLICED><<<(unsigned)grid, shape::THREADS, smem, stream>>>(a, f, q);
+    rotq_had_factor_kernel<L, ES, KTMAX, QUANT, SLICED, WIDE><<<(unsigned)grid, threads, smem, stream>>>(a, f, q);
     return rotq_cuda_check_launch();
+}
+
+// Rounds of the phases: a tile's subtiles (of 1024 elements: 2^L <= 1024) over
+// `warps` one-warp subtiles at a time. Efficiency = subtiles / (rounds * warps).
+static inline double rotq_factor_round_eff(int64_t subtiles, int warps) {
+    const int64_t rounds = (subtiles + warps - 1) / warps;
+    return (double)subtiles / (double)(rounds * warps);
+}
+
+// Warps of the WIDE build for a tile of `subtiles`: the most (12 .. 20) with
+// the best round efficiency; 0 when that is no better than 16 warps (the
+// 512-thread build).
+static inline int rotq_factor_wide_warps(int64_t subtiles) {
+    int best = 0;
+    double eff = 0.0;
+    for (int w = ROTQ_FACTOR_WIDE_THREADS / 32; w >= 12; w--) {
+        const double e = rotq_factor_round_eff(subtiles, w);
+        if (e > eff + 1e-9) best = w, eff = e;
+    }
+    return eff > rotq_factor_round_eff(subtiles, 16) + 0.05 ? best : 0;
 }
 
 // QUANT: the fused rotate + quantize build; qa as for the fused power-of-two
 // kernel (kind, q, scales, row_sums, strides, group fields), rows = row blocks.
-template <int L, int ES, int KTMAX, bool QUANT>
+template <int L, int ES, int KTMAX, bool QUANT, bool WIDE = false>
 static rotq_status rotq_launch_factor(const rotq_had_args &a, rotq_had_factor &f, const rotq_q_args *qa,
-                                      cudaStream_t stream, const rotq_cuda_device_info *dev) {
+                                      cudaStream_t stream, const rotq_cuda_device_info *dev, int threads = 0) {
     if (f.kt > KTMAX) return ROTQ_ERR_NOT_SUPPORTED; // the dispatch picks KTMAX >= kt
-    typedef rotq_factor_shape<L, ES, KTMAX> shape;
+    typedef rotq_factor_shape<L, ES, KTMAX, WIDE> shape;
+    if (!WIDE) threads = shape::THREADS;
     // The two-block build (384 threads, 80 registers) needs room for its
-    // second block; without it the caller takes the one-block build.
+    // second block; without it the caller takes a one-block build.
     size_t smem = 0;
-    const rotq_status st = rotq_factor_staging<L, ES, KTMAX>(a, f, dev, &smem);
+    const rotq_status st = rotq_factor_staging<L, ES, KTMAX, WIDE>(a, f, dev, threads, &smem);
     if (st != ROTQ_OK) return st;
     rotq_q_args q;
     if (QUANT) {
@@ -192,20 +212,21 @@ static rotq_status rotq_launch_factor(const rotq_had_args &a, rotq_had_factor &f
         q = *qa;
         const int lpg = q.kind == ROTQ_QUANT_INT4_GROUP ? q.group / (8 * ROTQ_QT_I4_CPL_W) : 1;
         q.nch = (int32_t)(a.n / 8);
-        q.ts_log = rotq_qt_ts_log(q.nch, shape::THREADS, lpg);
+        q.ts_log = rotq_qt_ts_log(q.nch, threads, lpg);
         // One row per tile (int8 / fp8): the whole block is the team, not the
         // largest power of two in it (256 of 384 threads).
-        if (q.kind != ROTQ_QUANT_INT4_GROUP && f.groups_per_block == 1 && (1 << q.ts_log) < shape::THREADS) q.ts_log++;
-        const int teams = shape::THREADS >> q.ts_log > 0 ? shape::THREADS >> q.ts_log : 1;
+        if (q.kind != ROTQ_QUANT_INT4_GROUP && f.groups_per_block == 1 && (1 << q.ts_log) < threads) q.ts_log++;
+        const int teams = threads >> q.ts_log > 0 ? threads >> q.ts_log : 1;
         q.tile_rows = f.groups_per_block;
         q.passes = (q.tile_rows + teams - 1) / teams;
     } else {
         memset(&q, 0, sizeof q);
     }
     if constexpr (shape::SLICES) {
-        if (f.slice_log < L) return rotq_launch_factor_build<L, ES, KTMAX, QUANT, true>(a, f, q, smem, stream, dev);
+        if (f.slice_log < L)
+            return rotq_launch_factor_build<L, ES, KTMAX, QUANT, true, WIDE>(a, f, q, smem, threads, stream, dev);
     }
-    return rotq_launch_factor_build<L, ES, KTMAX, QUANT, false>(a, f, q, smem, stream, dev);
+    return rotq_launch_factor_build<L, ES, KTMAX, QUANT, false, WIDE>(a, f, q, smem, threads, stream, dev);
 }
 
 // The factor kernel for any K: 16-bit inputs with K <= 64 first try the
@@ -216,8 +237,18 @@ static rotq_status rotq_launch_factor_any(const rotq_had_args &a, rotq_had_facto
                                           cudaStream_t s, const rotq_cuda_device_info *d) {
     if constexpr (ES == 2) {
         if (f.kt <= ROTQ_FACTOR_SMALL_KT) {
-            const rotq_status st = rotq_launch_factor<L, ES, ROTQ_FACTOR_SMALL_KT, QUANT>(a, f, qa, s, d);
+            rotq_status st = rotq_launch_factor<L, ES, ROTQ_FACTOR_SMALL_KT, QUANT>(a, f, qa, s, d);
             if (st != ROTQ_ERR_NOT_SUPPORTED) return st;
+            if constexpr (L == 9 || L == 10) {
+                // One block: the WIDE build where its warps take the tile's
+                // subtiles in fuller rounds than 16 warps would.
+                const int64_t subtiles = ((int64_t)f.groups_per_block * a.n + 1023) / 1024;
+                const int warps = rotq_factor_wide_warps(subtiles);
+                if (warps > 0) {
+                    st = rotq_launch_factor<L, ES, ROTQ_FACTOR_SMALL_KT, QUANT, true>(a, f, qa, s, d, 32 * warps);
+                    if (st != ROTQ_ERR_NOT_SUPPORTED) return st;
+                }
+            }
         }
     }
     return rotq_launch_factor<L, ES, ROTQ_FACTOR_MAX_KT, QUANT>(a, f, qa, s, d);
