@@ -431,10 +431,10 @@ __host__ __device__ inline size_t rotq_factor_stage_bytes(int G, int n, int es) 
 // gain less), when their shared memory fits (the launcher checks). Otherwise
 // one block of 512 threads (128 registers), 16 warps to hide latency.
 // (384 against 448 and 512 threads: docs/perf-notes.md, factor v8.)
-// WIDE: K <= 64 at 2^9 and 2^10 when two blocks do not fit: one block of up
-// to 640 threads (the launcher picks a multiple of 32 that divides the tile's
-// subtiles into whole rounds of the phases; 20 * 1024 has 20 subtiles, which
-// 16 warps take in two rounds, the second with 4 warps busy).
+// WIDE: K <= 64 at 2^9 and 2^10 when two blocks do not fit: one block of 544
+// to 640 threads (the launcher picks the warp count whose rounds of the phases
+// are fullest: 20 * 1024 has 20 subtiles, which 16 warps take in two rounds,
+// the second with 4 warps busy).
 #define ROTQ_FACTOR_WIDE_THREADS 640
 template <int L, int ES, int KTMAX, bool WIDE = false>
 struct rotq_factor_shape {
