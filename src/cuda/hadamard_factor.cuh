@@ -150,7 +150,7 @@ __device__ __forceinline__ void rotq_fill_slice(const rotq_had_args &a, const ro
     const bool live = g < a.groups;
     const int64_t base = live ? rotq_group_base(a, g, a.x_stride) + c0 : 0;
     if (a.vec_in) {
-        const int lc = ls - (ES == 2 ? 3 : 2); // log2 of the 16-byte chunks per K row
+        const int lc = rotq_stage_lc<ES>(ls);
         const int chunks = f.k << lc;
         const char *src = (const char *)a.x + base * ES;
         for (int c = threadIdx.x; c < chunks; c += blockDim.x) {

@@ -173,8 +173,8 @@ static rotq_status rotq_launch_factor_build(const rotq_had_args &a, const rotq_h
     return rotq_cuda_check_launch();
 }
 
-// Rounds of the phases: a tile's subtiles (of 1024 elements: 2^L <= 1024) over
-// `warps` one-warp subtiles at a time. Efficiency = subtiles / (rounds * warps).
+// Rounds of the phases: a tile's subtiles (one warp each: 2^L <= 1024) over
+// `warps` at a time. Efficiency = subtiles / (rounds * warps).
 static inline double rotq_factor_round_eff(int64_t subtiles, int warps) {
     const int64_t rounds = (subtiles + warps - 1) / warps;
     return (double)subtiles / (double)(rounds * warps);
@@ -243,7 +243,8 @@ static rotq_status rotq_launch_factor_any(const rotq_had_args &a, rotq_had_facto
             if constexpr (L == 9 || L == 10) {
                 // One block: the WIDE build where its warps take the tile's
                 // subtiles in fuller rounds than 16 warps would.
-                const int64_t subtiles = ((int64_t)f.groups_per_block * a.n + 1023) / 1024;
+                constexpr int64_t tile = rotq_pow2_plan<L>::TILE;
+                const int64_t subtiles = ((int64_t)f.groups_per_block * a.n + tile - 1) / tile;
                 const int warps = rotq_factor_wide_warps(subtiles);
                 if (warps > 0) {
                     st = rotq_launch_factor<L, ES, ROTQ_FACTOR_SMALL_KT, QUANT, true>(a, f, qa, s, d, 32 * warps);

@@ -137,7 +137,6 @@ __device__ __forceinline__ void rotq_pow2_phases(const rotq_had_args &a, float *
     // only: same-run A/B on the H100, 32768 at 2^27 1.159 -> 1.143 of the copy
     // and the other rows within noise, but 172 * 64 in the factor kernel 3% slower.
     constexpr bool FOLD = plan::PHASES > 1 && !KF;
-    const float s = FOLD ? 1.0f : a.scale;
     rotq_pow2_exchanges<L, FOLD>(W, sub_base, tid, v, a.scale);
     // Store. The 5 register bits of the last phase are column bits lo..L-1 and
     // then (only when a subtile holds several rows) row bits: one offset per
@@ -157,12 +156,12 @@ __device__ __forceinline__ void rotq_pow2_phases(const rotq_had_args &a, float *
         if (a.out_dtype == ROTQ_DTYPE_F32) {
             float *y = (float *)a.y + off;
 #pragma unroll
-            for (int c = 0; c < (1 << CB); c++) y[c << lo] = FOLD ? v[(rr << CB) | c] : v[(rr << CB) | c] * s;
+            for (int c = 0; c < (1 << CB); c++) y[c << lo] = FOLD ? v[(rr << CB) | c] : v[(rr << CB) | c] * a.scale;
         } else {
             uint16_t *y = (uint16_t *)a.y + off;
 #pragma unroll
             for (int c = 0; c < (1 << CB); c++)
-                y[c << lo] = rotq_to_16(FOLD ? v[(rr << CB) | c] : v[(rr << CB) | c] * s, a.out_dtype);
+                y[c << lo] = rotq_to_16(FOLD ? v[(rr << CB) | c] : v[(rr << CB) | c] * a.scale, a.out_dtype);
         }
     }
 }
