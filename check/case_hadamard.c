@@ -367,4 +367,22 @@ void ck_op_hadamard(ck_ctx *c) {
     h = base_case(12 * 16, 12, BF16, F16, full ? 20001 : 101);
     h.ys = 12 * 16 + 7;
     emit(c, h);
+
+    /* Dense inputs large enough for the TMA tile loads of the persistent kernel
+       (sm_90: at least 2 tiles of 8192 elements per resident block for n <= 1024,
+       4 above; about 8.7M and 13M elements on a 132-SM part), rows ragged against
+       the tile (the last box reads past the end: zeros). */
+    h = base_case(64, ROTQ_HADAMARD_FACTOR_POW2, F16, F16, 163843); /* 10.5M elements */
+    h.signs = 1;
+    emit(c, h);
+    if (full) {
+        h = base_case(4096, ROTQ_HADAMARD_FACTOR_POW2, BF16, BF16, 4097); /* 16.8M, in place */
+        h.inplace = 1;
+        emit(c, h);
+        h = base_case(32768, ROTQ_HADAMARD_FACTOR_POW2, F16, F32, 531); /* two boxes per tile */
+        emit(c, h);
+        h = base_case(1024, ROTQ_HADAMARD_FACTOR_POW2, F32, BF16, 16389); /* fp32 tiles */
+        h.signs = 1;
+        emit(c, h);
+    }
 }

@@ -502,8 +502,19 @@ void ck_op_quantize(ck_ctx *c) {
                 }
             }
     }
+    /* Dense inputs large enough for the fused kernel's TMA tile loads (sm_90: 2 tiles
+       of 8192 elements per resident block for n <= 1024, 4 above): 13.5M elements at
+       n = 4096, 16.8M at n = 128 (full table). */
+    quant_case q =
+        rotated(base(ROTQ_QUANT_INT8_ROW, 0, ROTQ_DTYPE_F16, 3301, 4096), 4096, ROTQ_HADAMARD_FACTOR_AUTO, 0, 1);
+    run_case(c, q);
+    if (full) {
+        q = rotated(base(ROTQ_QUANT_INT4_GROUP, 128, ROTQ_DTYPE_BF16, 131075, 128), 128, ROTQ_HADAMARD_FACTOR_AUTO, 0,
+                    0);
+        run_case(c, q);
+    }
     /* Model-sized rotated rows, row sums off, another static scale. */
-    quant_case q = rotated(base(ROTQ_QUANT_INT8_ROW, 0, ROTQ_DTYPE_F16, 3, 14336), 14336, ROTQ_HADAMARD_FACTOR_AUTO, 0, 1);
+    q = rotated(base(ROTQ_QUANT_INT8_ROW, 0, ROTQ_DTYPE_F16, 3, 14336), 14336, ROTQ_HADAMARD_FACTOR_AUTO, 0, 1);
     run_case(c, q);
     q = rotated(base(ROTQ_QUANT_INT4_GROUP, 128, ROTQ_DTYPE_BF16, 3, 11008), 11008, ROTQ_HADAMARD_FACTOR_AUTO, 0, 0);
     run_case(c, q);

@@ -98,7 +98,7 @@ extern "C" rotq_status rotq__cuda_hadamard(const rotq_exec *exec, const rotq__ha
     const rotq_cuda_device_info *dev = rotq_cuda_current_device(&st);
     if (!dev) return st;
     const int L = plan->log2_pow2, es = rotq_dtype_size(x->dtype), os = rotq_dtype_size(y->dtype);
-    rotq_had_args a;
+    rotq_had_args a = {};
     a.x = x->data;
     a.y = y->data;
     a.x_stride = x->stride;

@@ -56,7 +56,10 @@ static rotq_status rotq_launch_pow2(const rotq_had_args &a, cudaStream_t stream,
     rotq_status st = rotq_persistent_grid((const void *)rotq_had_pow2<L, ES>, plan::THREADS, sm::BYTES, regs, dev,
                                           ntiles, &grid);
     if (st != ROTQ_OK) return st;
-    rotq_had_pow2<L, ES><<<(unsigned)grid, plan::THREADS, sm::BYTES, stream>>>(a);
+    rotq_had_args t = a;
+    CUtensorMap map;
+    rotq_pow2_tma_setup<L, ES>(t, &map, ntiles, grid, dev);
+    rotq_had_pow2<L, ES><<<(unsigned)grid, plan::THREADS, sm::BYTES, stream>>>(t, map);
     return rotq_cuda_check_launch();
 }
 

@@ -81,10 +81,11 @@ __device__ __forceinline__ unsigned rotq_phase_base(unsigned sub_base, unsigned 
     return rotq_w_index(sub_base | rotq_phase_dep(tid, lo));
 }
 
-// Chunk swizzle for 16-byte chunks of a staging buffer: folds chunk bits 3..
-// into bits 0..2, so that 8 chunks at any power-of-two stride land in 8
-// distinct bank groups. Permutes within aligned groups of 8 chunks: staging
-// buffers are a multiple of 128 bytes.
+// Chunk swizzle for 16-byte chunks of a staging buffer: chunk bits 3..5 XORed
+// into bits 0..2, which is TMA's 128-byte swizzle (tma.cuh) when the buffer is
+// 1024-byte aligned. The accesses that use it: consecutive chunks (one per lane),
+// and a lane's own 4 or 8 consecutive chunks (stride 4 or 8 across lanes), both
+// spread over 8 distinct bank groups per 8 lanes.
 __host__ __device__ constexpr unsigned rotq_chunk_swizzle(unsigned c) {
-    return c ^ (((c >> 3) ^ (c >> 6) ^ (c >> 9) ^ (c >> 12) ^ (c >> 15)) & 7u);
+    return c ^ ((c >> 3) & 7u);
 }

@@ -1,15 +1,18 @@
 // Power-of-two Hadamard kernel (K = 1). See hadamard_plan.cuh for the layout.
 //
 // A persistent block walks over tiles of TILE_CTA elements (whole row blocks).
-// Each tile is copied global -> shared memory with 16-byte cp.async (every warp
-// instruction reads 512 contiguous bytes), double-buffered so the next tile
-// streams in while this one is transformed. Phase 0 reads the stage into
-// registers; the later phases exchange through W, which reuses the consumed
-// stage (plus an extra region for 16-bit inputs, whose fp32 W is twice the
-// stage), so n = 32768 fits with prefetch: 64 KB x 2 stages + 64 KB.
+// Each tile is copied global -> shared memory, double-buffered so the next tile
+// streams in while this one is transformed: on sm_90 with a dense input by TMA
+// (tma.cuh: one thread issues the tile's box copies, an mbarrier per stage),
+// else by 16-byte cp.async (every warp instruction reads 512 contiguous bytes).
+// Phase 0 reads the stage into registers; the later phases exchange through W,
+// which reuses the consumed stage (plus an extra region for 16-bit inputs, whose
+// fp32 W is twice the stage), so n = 32768 fits with prefetch: 64 KB x 2
+// stages + 64 KB.
 #pragma once
 #include "hadamard_io.cuh"
 #include "hadamard_plan.cuh"
+#include "tma.cuh"
 
 // Butterflies of phase p for the register bits that are active in it.
 template <int L>
@@ -173,18 +176,56 @@ struct rotq_pow2_smem {
     static constexpr int TILE_CTA = plan::TILE * plan::SUBTILES;  // elements per block iteration
     static constexpr int STAGE = TILE_CTA * ES;                    // bytes of one stage
     // W (padded fp32, rotq_w_index) beyond the stage it reuses, in whole
-    // 128-byte lines so that the next stage stays aligned
-    static constexpr int EXTRA = ((int)rotq_w_slots(TILE_CTA) * 4 - STAGE + 127) / 128 * 128;
+    // 1024-byte units so that the next stage stays aligned for TMA's swizzle
+    static constexpr int EXTRA = ((int)rotq_w_slots(TILE_CTA) * 4 - STAGE + 1023) / 1024 * 1024;
     static constexpr bool PREFETCH = 2 * STAGE + EXTRA <= 200 * 1024;
-    static constexpr int BYTES = PREFETCH ? 2 * STAGE + EXTRA : STAGE + EXTRA;
+    static constexpr int DATA = PREFETCH ? 2 * STAGE + EXTRA : STAGE + EXTRA;
+    // TMA: 128-byte rows per tile, boxes of at most 256 rows
+    static constexpr int TMA_ROWS = STAGE / ROTQ_TMA_ROW_BYTES;
+    static constexpr int TMA_BOX = TMA_ROWS < ROTQ_TMA_MAX_BOX_ROWS ? TMA_ROWS : ROTQ_TMA_MAX_BOX_ROWS;
+    // dynamic shared memory: the data, then one mbarrier per stage. The
+    // kernels declare it 1024-byte aligned (TMA's swizzle needs that), so it
+    // may start up to 1 KB past the static variables: counted here as well.
+    static constexpr int BYTES = DATA + 1024 + 16;
 };
+
+// Shared-memory address of the mbarrier of stage b (TMA loads).
+template <int L, int ES>
+__device__ __forceinline__ uint32_t rotq_pow2_mbar(char *smem, int b) {
+    return ptx_smem_addr(smem + rotq_pow2_smem<L, ES>::DATA + 8 * b);
+}
+
+// Kernel start: the stage mbarriers of a TMA block, visible to every thread
+// before the first tile is issued.
+template <int L, int ES>
+__device__ __forceinline__ void rotq_pow2_init_tma(const rotq_had_args &a, char *smem) {
+    if (!rotq_tma_on(a.tma)) return;
+    if (threadIdx.x == 0) {
+        ptx_mbarrier_init(rotq_pow2_mbar<L, ES>(smem, 0), 1);
+        ptx_mbarrier_init(rotq_pow2_mbar<L, ES>(smem, 1), 1);
+        ptx_fence_mbarrier_init();
+    }
+    __syncthreads();
+}
 
 // Issues the copies of tile `tile` into a stage (16-byte chunks, swizzled).
 // Chunks past the end are zero-filled; without vector access every element is
-// copied with an ordinary load (synchronously).
+// copied with an ordinary load (synchronously). With a.tma, thread 0 issues the
+// tile's box copies on the stage's mbarrier.
 template <int L, int ES>
-__device__ __forceinline__ void rotq_stage_tile(const rotq_had_args &a, int64_t tile, int64_t total, char *stage) {
+__device__ __forceinline__ void rotq_stage_tile(const rotq_had_args &a, int64_t tile, int64_t total, char *stage,
+                                                const CUtensorMap *tmap, uint32_t mbar) {
     typedef rotq_pow2_smem<L, ES> sm;
+    if (rotq_tma_on(a.tma)) {
+        if (threadIdx.x == 0) {
+            // The stage was W of an earlier tile (generic-proxy accesses, ordered
+            // before this point by the caller's barrier): order them before the
+            // TMA's writes (async proxy).
+            ptx_fence_proxy_async_smem();
+            rotq_tma_load_rows(tmap, tile * sm::TMA_ROWS, sm::TMA_ROWS, sm::TMA_BOX, stage, mbar);
+        }
+        return;
+    }
     const int per = 16 / ES;
     const int64_t mask = (1 << L) - 1;
     const int64_t e_first = tile * sm::TILE_CTA;
@@ -218,35 +259,55 @@ __device__ __forceinline__ void rotq_stage_tile(const rotq_had_args &a, int64_t 
     }
 }
 
+// Kernel start: the first tile's copies, when prefetching.
+template <int L, int ES>
+__device__ __forceinline__ void rotq_pow2_first_tile(const rotq_had_args &a, int64_t ntiles, int64_t total,
+                                                     char *smem, const CUtensorMap *tmap) {
+    if (rotq_pow2_smem<L, ES>::PREFETCH && (int64_t)blockIdx.x < ntiles)
+        rotq_stage_tile<L, ES>(a, blockIdx.x, total, smem, tmap, rotq_pow2_mbar<L, ES>(smem, 0));
+    if (!rotq_tma_on(a.tma)) ptx_cp_async_commit();
+}
+
 // The persistent loop's hand-off, shared by the Hadamard and the fused quantize
 // kernels: after a barrier (the previous tile's W and stage are free), issue the
 // next tile's copies into the other stage when prefetching, wait for this
-// tile's, and return its stage after a second barrier.
+// tile's, and return its stage. `it` counts the block's tiles: its low bit is
+// the stage when prefetching, the rest gives the mbarrier phase.
 template <int L, int ES>
 __device__ __forceinline__ char *rotq_pow2_tile_stage(const rotq_had_args &a, int64_t tile, int64_t ntiles,
-                                                      int64_t total, int buf, char *smem) {
+                                                      int64_t total, char *smem, const CUtensorMap *tmap,
+                                                      unsigned it) {
     typedef rotq_pow2_smem<L, ES> sm;
+    const int buf = (int)(it & 1u);
     __syncthreads();
+    const int b = sm::PREFETCH ? buf : 0;
     if (sm::PREFETCH) {
         if (tile + gridDim.x < ntiles)
-            rotq_stage_tile<L, ES>(a, tile + gridDim.x, total, smem + (buf ^ 1) * (sm::STAGE + sm::EXTRA));
-        ptx_cp_async_commit();
-        ptx_cp_async_wait<1>();
+            rotq_stage_tile<L, ES>(a, tile + gridDim.x, total, smem + (buf ^ 1) * (sm::STAGE + sm::EXTRA), tmap,
+                                   rotq_pow2_mbar<L, ES>(smem, buf ^ 1));
     } else {
-        rotq_stage_tile<L, ES>(a, tile, total, smem);
-        ptx_cp_async_commit();
-        ptx_cp_async_wait<0>();
+        rotq_stage_tile<L, ES>(a, tile, total, smem, tmap, rotq_pow2_mbar<L, ES>(smem, 0));
     }
-    __syncthreads();
-    return smem + (sm::PREFETCH ? buf * (sm::STAGE + sm::EXTRA) : 0);
+    if (rotq_tma_on(a.tma)) {
+        // the k-th use of a stage's mbarrier waits for phase parity k & 1
+        rotq_tma_wait(rotq_pow2_mbar<L, ES>(smem, b), sm::PREFETCH ? (it >> 1) & 1u : it & 1u);
+    } else {
+        ptx_cp_async_commit();
+        if (sm::PREFETCH)
+            ptx_cp_async_wait<1>();
+        else
+            ptx_cp_async_wait<0>();
+        __syncthreads();
+    }
+    return smem + b * (sm::STAGE + sm::EXTRA);
 }
 
-// W of the tile in stage buf (cur): the consumed stage, plus the extra region
-// next to it (fp32 W is larger than a 16-bit stage, and padded).
+// W of the block's tile number `it` (stage cur): the consumed stage, plus the
+// extra region next to it (fp32 W is larger than a 16-bit stage, and padded).
 template <int L, int ES>
-__device__ __forceinline__ float *rotq_pow2_tile_w(char *smem, int buf, char *cur) {
+__device__ __forceinline__ float *rotq_pow2_tile_w(char *smem, unsigned it, char *cur) {
     typedef rotq_pow2_smem<L, ES> sm;
-    return (float *)((sm::PREFETCH && buf == 1 && sm::EXTRA > 0) ? smem + sm::STAGE : cur);
+    return (float *)((sm::PREFETCH && (it & 1u) && sm::EXTRA > 0) ? smem + sm::STAGE : cur);
 }
 
 // Phase-0 values of this thread: its 32 consecutive elements of the stage.
@@ -321,6 +382,25 @@ __device__ __forceinline__ void rotq_store_small(const rotq_had_args &a, char *W
     }
 }
 
+// Host: TMA tile loads for this launch when the device has TMA, the input is
+// dense (row blocks back to back, 16-byte aligned, whole 128-byte rows) and
+// each of the grid's blocks gets enough tiles; otherwise a.tma = 0 and the map
+// stays zero (unused). A block's first TMA tile comes later than by cp.async
+// (one issuing thread, mbarrier set-up): on the H100, 2^20 elements (one tile
+// per block) ran 2-7% slower by TMA and 2^23 at n >= 2048 (two to three tiles)
+// 3-5% slower, while n <= 1024 at 2^23 (two tiles) ran 2-4% faster.
+template <int L, int ES>
+static inline void rotq_pow2_tma_setup(rotq_had_args &a, CUtensorMap *map, int64_t ntiles, int64_t grid,
+                                       const rotq_cuda_device_info *dev) {
+    typedef rotq_pow2_smem<L, ES> sm;
+    memset(map, 0, sizeof *map);
+    a.tma = 0;
+    const int64_t row = (int64_t)a.n * a.blocks_per_row; // elements of a dense row
+    const int64_t min_tiles_per_block = L <= 10 ? 2 : 4;
+    if (dev->cc_major < 9 || !a.vec_in || a.x_stride != row || ntiles < min_tiles_per_block * grid) return;
+    a.tma = rotq_tma_map_rows(map, a.x, a.groups << L, ES, sm::TMA_BOX);
+}
+
 // Register caps, measured on the H100: n <= 1024 runs best with 64 registers
 // (four 256-thread blocks per SM), n = 2048..8192 with 80 (three blocks; the
 // three-phase kernels spill under 64), n >= 16384 has 64 by its block size.
@@ -330,10 +410,11 @@ struct rotq_pow2_min_blocks {
 };
 
 template <int L, int ES>
-__global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_pow2_min_blocks<L>::value) rotq_had_pow2(rotq_had_args a) {
+__global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_pow2_min_blocks<L>::value)
+    rotq_had_pow2(rotq_had_args a, const __grid_constant__ CUtensorMap tmap) {
     typedef rotq_pow2_plan<L> plan;
     typedef rotq_pow2_smem<L, ES> sm;
-    extern __shared__ __align__(16) char rotq_smem[];
+    extern __shared__ __align__(1024) char rotq_smem[];
     const unsigned sub = threadIdx.x / plan::SUB_THREADS;
     const unsigned tid = threadIdx.x % plan::SUB_THREADS;
     const unsigned sub_base = sub * plan::TILE;
@@ -342,11 +423,11 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_pow2_min_bloc
     const int64_t ntiles = (total + sm::TILE_CTA - 1) / sm::TILE_CTA;
     const int64_t mask = (1 << L) - 1;
 
-    int buf = 0;
-    if (sm::PREFETCH && (int64_t)blockIdx.x < ntiles) rotq_stage_tile<L, ES>(a, blockIdx.x, total, rotq_smem);
-    ptx_cp_async_commit();
-    for (int64_t tile = blockIdx.x; tile < ntiles; tile += gridDim.x, buf ^= 1) {
-        char *cur = rotq_pow2_tile_stage<L, ES>(a, tile, ntiles, total, buf, rotq_smem);
+    unsigned it = 0;
+    rotq_pow2_init_tma<L, ES>(a, rotq_smem);
+    rotq_pow2_first_tile<L, ES>(a, ntiles, total, rotq_smem, &tmap);
+    for (int64_t tile = blockIdx.x; tile < ntiles; tile += gridDim.x, it++) {
+        char *cur = rotq_pow2_tile_stage<L, ES>(a, tile, ntiles, total, rotq_smem, &tmap, it);
         const int64_t e_first = tile * sm::TILE_CTA;
         float v[32];
         rotq_read_stage32<ES>(cur, local0, a.in_dtype, v);
@@ -359,7 +440,7 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_pow2_min_bloc
         }
         rotq_phase<L>(0, v);
         __syncthreads(); // every thread has read the stage that W overwrites
-        float *W = rotq_pow2_tile_w<L, ES>(rotq_smem, buf, cur);
+        float *W = rotq_pow2_tile_w<L, ES>(rotq_smem, it, cur);
         if (plan::PHASES == 1 || L <= 7) {
             // n = 64, 128: the bits above 4 are lane bits 0 (and 1) in phase 0, so
             // a shuffle butterfly finishes the row without an exchange, and the

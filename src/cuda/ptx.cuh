@@ -122,6 +122,61 @@ __device__ __forceinline__ bool ptx_mbarrier_try_wait(uint32_t mbar, uint32_t pa
     return done != 0;
 }
 
+// Bulk (TMA, non-tensor) copy of `bytes` (a multiple of 16, both addresses
+// 16-byte aligned) from global to this block's shared memory; completes that
+// many bytes of the mbarrier's transaction count (sm_90).
+__device__ __forceinline__ void ptx_bulk_load(uint32_t smem_addr, const void *gmem, uint32_t bytes, uint32_t mbar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+                     smem_addr),
+                 "l"(gmem), "r"(bytes), "r"(mbar)
+                 : "memory");
+#endif
+}
+
+// Bulk (TMA, non-tensor) copy of `bytes` from this block's shared memory to
+// global memory, in this thread's current bulk group (sm_90).
+__device__ __forceinline__ void ptx_bulk_store(void *gmem, uint32_t smem_addr, uint32_t bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(gmem), "r"(smem_addr),
+                 "r"(bytes)
+                 : "memory");
+#endif
+}
+__device__ __forceinline__ void ptx_bulk_commit(void) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+#endif
+}
+// Wait until at most N of this thread's bulk groups still read shared memory.
+template <int N>
+__device__ __forceinline__ void ptx_bulk_wait_read(void) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
+#endif
+}
+
+// Tensor (TMA) load of one box at coordinates (c0, c1) of a 2-D tensor map (a
+// __grid_constant__ kernel parameter) into this block's shared memory; completes
+// the box's bytes on the mbarrier (sm_90).
+__device__ __forceinline__ void ptx_tma_load_2d(uint32_t smem_addr, const void *map, int32_t c0, int32_t c1,
+                                                uint32_t mbar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, "
+                 "%3}], [%4];\n" ::"r"(smem_addr),
+                 "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(mbar)
+                 : "memory");
+#endif
+}
+
+// Orders this thread's earlier generic-proxy accesses to shared memory before
+// its later async-proxy ones (a bulk copy into a stage that was just read).
+__device__ __forceinline__ void ptx_fence_proxy_async_smem(void) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+
 // 4-byte store into (another) block's shared memory that completes 4 bytes of
 // the transaction count of that block's mbarrier: both are shared::cluster
 // addresses (ptx_mapa_shared). The receiver sees the data once the phase completes.

@@ -253,10 +253,10 @@ struct rotq_qt_min_blocks {
 
 template <int L, int ES>
 __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_qt_min_blocks<L>::value)
-    rotq_qt_rot_kernel(rotq_q_args qa, rotq_had_args a) {
+    rotq_qt_rot_kernel(rotq_q_args qa, rotq_had_args a, const __grid_constant__ CUtensorMap tmap) {
     typedef rotq_pow2_plan<L> plan;
     typedef rotq_pow2_smem<L, ES> sm;
-    extern __shared__ __align__(16) char rotq_smem[];
+    extern __shared__ __align__(1024) char rotq_smem[];
     __shared__ uint32_t red[32], red2[32];
     const unsigned sub = threadIdx.x / plan::SUB_THREADS;
     const unsigned tid = threadIdx.x % plan::SUB_THREADS;
@@ -267,11 +267,11 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_qt_min_blocks
     const unsigned R = (unsigned)qa.tile_rows; // TILE_CTA / cols
     const unsigned cmask = (1u << qa.cols_log) - 1u;
 
-    int buf = 0;
-    if (sm::PREFETCH && (int64_t)blockIdx.x < ntiles) rotq_stage_tile<L, ES>(a, blockIdx.x, total, rotq_smem);
-    ptx_cp_async_commit();
-    for (int64_t tile = blockIdx.x; tile < ntiles; tile += gridDim.x, buf ^= 1) {
-        char *cur = rotq_pow2_tile_stage<L, ES>(a, tile, ntiles, total, buf, rotq_smem);
+    unsigned it = 0;
+    rotq_pow2_init_tma<L, ES>(a, rotq_smem);
+    rotq_pow2_first_tile<L, ES>(a, ntiles, total, rotq_smem, &tmap);
+    for (int64_t tile = blockIdx.x; tile < ntiles; tile += gridDim.x, it++) {
+        char *cur = rotq_pow2_tile_stage<L, ES>(a, tile, ntiles, total, rotq_smem, &tmap, it);
         float v[32];
         rotq_read_stage32<ES>(cur, local0, a.in_dtype, v);
         if (a.signs) {
@@ -285,7 +285,7 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_qt_min_blocks
         }
         rotq_phase<L>(0, v);
         __syncthreads(); // every thread has read the stage that W overwrites
-        float *W = rotq_pow2_tile_w<L, ES>(rotq_smem, buf, cur);
+        float *W = rotq_pow2_tile_w<L, ES>(rotq_smem, it, cur);
         if (plan::PHASES == 1) {
             const unsigned b = rotq_w_index(local0); // local0: a multiple of 32
 #pragma unroll
@@ -351,7 +351,10 @@ static rotq_status rotq_qt_rot_launch(rotq_q_args qa, const rotq_had_args &a, cu
     int64_t grid = (int64_t)rotq_qt_per_sm(kernel, plan::THREADS, sm::BYTES, &occupancy[device & 63]) * dev->sm_count;
     if (grid > ntiles) grid = ntiles;
     if (grid < 1) return ROTQ_OK;
-    rotq_qt_rot_kernel<L, ES><<<(unsigned)grid, plan::THREADS, sm::BYTES, stream>>>(qa, a);
+    rotq_had_args t = a;
+    CUtensorMap map;
+    rotq_pow2_tma_setup<L, ES>(t, &map, ntiles, grid, dev);
+    rotq_qt_rot_kernel<L, ES><<<(unsigned)grid, plan::THREADS, sm::BYTES, stream>>>(qa, t, map);
     return rotq_cuda_check_launch();
 }
 

@@ -1,0 +1,55 @@
+// Tile loads by the Tensor Memory Accelerator (sm_90) for the persistent
+// power-of-two kernels: a dense input (row blocks back to back) is viewed as
+// rows of 128 bytes, and a tile arrives in one to four box copies issued by a
+// single thread, completing on an mbarrier. The stage is laid out with TMA's
+// 128-byte swizzle, which is rotq_chunk_swizzle (hadamard_plan.cuh), so the
+// cp.async path and the TMA path read the stage alike.
+//
+// The driver's cuTensorMapEncodeTiled is fetched at run time
+// (cudaGetDriverEntryPointByVersion): librotq does not link libcuda.
+#pragma once
+#include <cuda.h> // CUtensorMap and its enums (types only)
+#include <string.h>
+
+#include "common.cuh"
+#include "ptx.cuh"
+
+#define ROTQ_TMA_ROW_BYTES 128 // the swizzle span: one box row
+#define ROTQ_TMA_MAX_BOX_ROWS 256
+
+// Encodes *map for `elements` values of es bytes at base, dense, as rows of 128
+// bytes read in boxes of box_rows rows (<= 256) with the 128-byte swizzle.
+// Returns 1 on success, 0 when TMA cannot be used for it (no driver entry
+// point, alignment, sizes): the caller then takes the cp.async path.
+int rotq_tma_map_rows(CUtensorMap *map, const void *base, int64_t elements, int es, int box_rows);
+
+// Whether this launch's tiles arrive by TMA: the host's flag, and never in code
+// compiled for an architecture without TMA (PTX of sm_80 run on an sm_90 part).
+__device__ __forceinline__ bool rotq_tma_on(int32_t flag) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    return flag != 0;
+#else
+    (void)flag;
+    return false;
+#endif
+}
+
+// Loads `rows` rows of 128 bytes starting at row `row0` of the map into the
+// stage (1024-byte aligned) in boxes of box_rows, and arms the mbarrier with
+// their byte count. Called by one thread.
+__device__ __forceinline__ void rotq_tma_load_rows(const CUtensorMap *map, int64_t row0, int rows, int box_rows,
+                                                   char *stage, uint32_t mbar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    ptx_mbarrier_arrive_expect_tx(mbar, (uint32_t)rows * ROTQ_TMA_ROW_BYTES);
+    for (int r = 0; r < rows; r += box_rows)
+        ptx_tma_load_2d(ptx_smem_addr(stage + r * ROTQ_TMA_ROW_BYTES), map, 0, (int32_t)(row0 + r), mbar);
+#else
+    (void)map, (void)row0, (void)rows, (void)box_rows, (void)stage, (void)mbar;
+#endif
+}
+
+// Waits for phase `parity` of the mbarrier (every thread that reads the stage).
+__device__ __forceinline__ void rotq_tma_wait(uint32_t mbar, uint32_t parity) {
+    while (!ptx_mbarrier_try_wait(mbar, parity)) {
+    }
+}
