@@ -66,6 +66,17 @@ __device__ __forceinline__ uint16_t rotq_to_16(float v, int dtype) {
                                    : __bfloat16_as_ushort(__float2bfloat16_rn(v));
 }
 
+// Two floats rounded to the 16-bit dtype (as rotq_to_16), a in the low half:
+// one F2FP for both.
+__device__ __forceinline__ uint32_t rotq_pack_16x2(float a, float b, int dtype) {
+    if (dtype == ROTQ_DTYPE_F16) {
+        const __half2 h = __floats2half2_rn(a, b);
+        return *(const uint32_t *)&h;
+    }
+    const __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
+    return *(const uint32_t *)&h;
+}
+
 __device__ __forceinline__ void rotq_store_elem(void *p, int64_t i, int dtype, float v) {
     if (dtype == ROTQ_DTYPE_F32)
         ((float *)p)[i] = v;

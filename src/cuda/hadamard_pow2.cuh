@@ -75,12 +75,13 @@ __device__ __forceinline__ void rotq_subtile_sync(void) {
 // (block-local, padded fp32: rotq_w_index) and come back with every butterfly applied, in
 // the last phase's layout. sub_base: the subtile's first block-local element.
 // SCALED: the last phase applies the scale s too (rotq_phase_scaled).
-template <int L, bool SCALED = false>
+// UPTO: the phases before UPTO only (rotq_pow2_last_phase_vec does the last).
+template <int L, bool SCALED = false, int UPTO = rotq_pow2_plan<L>::PHASES>
 __device__ __forceinline__ void rotq_pow2_exchanges(float *W, unsigned sub_base, unsigned tid, float v[32],
                                                     float s = 1.0f) {
     typedef rotq_pow2_plan<L> plan;
 #pragma unroll
-    for (int p = 1; p < plan::PHASES; p++) {
+    for (int p = 1; p < UPTO; p++) {
         const unsigned wbase = rotq_phase_base(sub_base, tid, plan::lo(p - 1));
 #pragma unroll
         for (int r = 0; r < 32; r++) W[wbase + rotq_w_index((unsigned)r << plan::lo(p - 1))] = v[r];
@@ -127,6 +128,112 @@ __device__ __forceinline__ int64_t rotq_row_offset(const rotq_had_args &a, int64
     return rotq_group_base(a, g, a.y_stride) + ((int64_t)((int32_t)R - gl * k) << L);
 }
 
+// Hadamard output of n = 2^11 .. 2^13 (one row per subtile, three phases): the
+// last phase butterflies only A = L - 10 address bits, so its 32 registers also
+// hold address bits that earlier phases have finished: the P = min(3, 5 - A)
+// lowest ones, and X = 5 - A - P just above the lanes. A thread ends with 2^P
+// consecutive elements per register group, stored as vectors (16 or 8 bytes of
+// 16-bit values, lanes contiguous), and pairs are converted by one F2FP.
+// Thread t's lanes are address bits P .. P + 4, its warp the bits above them and
+// the X extra ones: conflict-free reads under rotq_w_index. P = 3 at most: with 4
+// (32 bytes a lane, 2^11) each store instruction half-filled its sectors and
+// 2^11 ran 4% slower in a same-run A/B; 2^14 (P = 1) measured no gain.
+template <int L>
+struct rotq_pow2_vec_plan {
+    typedef rotq_pow2_plan<L> plan;
+    static constexpr bool ON = L >= 11 && L <= 13;
+    static constexpr int HI = 5 * (plan::PHASES - 1);              // lowest active address bit
+    static constexpr int A = ON ? L - HI : 4;                      // active bits (4: unused)
+    static constexpr int P = 5 - A < 3 ? 5 - A : 3;                // low passive bits
+    static constexpr int X = 5 - A - P;                            // passive bits above the lanes
+    static constexpr int LANE_LO = P, WARP_LO = P + 5 + X;         // thread bits: lanes, then warps
+    __device__ static constexpr unsigned addr(int r) {             // subtile address of register r
+        return ((unsigned)r & ((1u << P) - 1u)) | ((((unsigned)r >> P) & ((1u << X) - 1u)) << (P + 5)) |
+               (((unsigned)r >> (P + X)) << HI);
+    }
+    __device__ static unsigned dep(unsigned tid) {                 // subtile address of thread tid's register 0
+        return ((tid & 31u) << LANE_LO) | ((tid >> 5) << WARP_LO);
+    }
+};
+
+// The last exchange and phase of rotq_pow2_vec_plan, after phases 1 .. PHASES-2
+// (rotq_pow2_exchanges<L, false, PHASES - 1>), with the scale folded into the
+// last butterfly level as rotq_phase_scaled (the same operations in the same
+// order: the results are those of the general path).
+template <int L>
+__device__ __forceinline__ void rotq_pow2_last_phase_vec(float *W, unsigned sub_base, unsigned tid, float v[32],
+                                                         float s) {
+    typedef rotq_pow2_plan<L> plan;
+    typedef rotq_pow2_vec_plan<L> vp;
+    constexpr int lo_prev = plan::PHASES >= 2 ? plan::lo(plan::PHASES - 2) : 0;
+    const unsigned wbase = rotq_phase_base(sub_base, tid, lo_prev);
+#pragma unroll
+    for (int r = 0; r < 32; r++) W[wbase + rotq_w_index((unsigned)r << lo_prev)] = v[r];
+    rotq_subtile_sync<plan::SUB_THREADS>();
+    const unsigned rbase = rotq_w_index(sub_base | vp::dep(tid));
+#pragma unroll
+    for (int r = 0; r < 32; r++) v[r] = W[rbase + rotq_w_index(vp::addr(r))];
+    // the active register bits are P + X .. 4
+    if (vp::P + vp::X <= 0) rotq_butterfly<0>(v);
+    if (vp::P + vp::X <= 1) rotq_butterfly<1>(v);
+    if (vp::P + vp::X <= 2) rotq_butterfly<2>(v);
+    if (vp::P + vp::X <= 3) rotq_butterfly<3>(v);
+    rotq_butterfly_scaled<4>(v, s);
+}
+
+// Stores of rotq_pow2_last_phase_vec: register group h (2^P values) is columns
+// dep(t) + addr(h << P) ... of the subtile's row; vector stores where the
+// output rows are 16-byte aligned (a.vec_out), else element stores.
+template <int L>
+__device__ __forceinline__ void rotq_pow2_store_vec(const rotq_had_args &a, unsigned tid, int64_t e_tile,
+                                                    int64_t total, const float v[32]) {
+    typedef rotq_pow2_vec_plan<L> vp;
+    constexpr int P = vp::P, V = 1 << P, H = 32 >> P;
+    if (e_tile >= total) return; // rows are whole: a subtile is one row
+    bool live;
+    const int64_t off = rotq_row_offset<L, false>(a, e_tile >> L, 1, 0, &live) + (int64_t)vp::dep(tid);
+    if (!live) return;
+    if (a.out_dtype == ROTQ_DTYPE_F32) {
+        float *y = (float *)a.y + off;
+#pragma unroll
+        for (int h = 0; h < H; h++) {
+            float *d = y + vp::addr(h << P);
+            if (a.vec_out && V >= 4) {
+#pragma unroll
+                for (int i = 0; i < V; i += 4)
+                    *(float4 *)(d + i) = make_float4(v[h * V + i], v[h * V + i + 1], v[h * V + i + 2], v[h * V + i + 3]);
+            } else if (a.vec_out && V == 2) {
+                *(float2 *)d = make_float2(v[h * V], v[h * V + 1]);
+            } else {
+#pragma unroll
+                for (int i = 0; i < V; i++) d[i] = v[h * V + i];
+            }
+        }
+        return;
+    }
+    uint16_t *y = (uint16_t *)a.y + off;
+#pragma unroll
+    for (int h = 0; h < H; h++) {
+        uint32_t w[V / 2];
+#pragma unroll
+        for (int i = 0; i < V / 2; i++) w[i] = rotq_pack_16x2(v[h * V + 2 * i], v[h * V + 2 * i + 1], a.out_dtype);
+        uint16_t *d = y + vp::addr(h << P);
+        if (a.vec_out) {
+            if (V >= 8) {
+#pragma unroll
+                for (int i = 0; i < V / 2; i += 4) *(uint4 *)(d + 2 * i) = make_uint4(w[i], w[i + 1], w[i + 2], w[i + 3]);
+            } else if (V == 4) {
+                *(uint2 *)d = make_uint2(w[0], w[1 % (V / 2)]);
+            } else {
+                *(uint32_t *)d = w[0];
+            }
+        } else {
+#pragma unroll
+            for (int i = 0; i < V / 2; i++) d[2 * i] = (uint16_t)w[i], d[2 * i + 1] = (uint16_t)(w[i] >> 16);
+        }
+    }
+}
+
 // The phases after phase 0, on values in registers (phase-0 layout), through
 // W (block-local padded fp32). e_tile: global index of the subtile's first
 // element; sub_base: its block-local index. The last phase scales and stores,
@@ -140,6 +247,12 @@ __device__ __forceinline__ void rotq_pow2_phases(const rotq_had_args &a, float *
     // only: same-run A/B on the H100, 32768 at 2^27 1.159 -> 1.143 of the copy
     // and the other rows within noise, but 172 * 64 in the factor kernel 3% slower.
     constexpr bool FOLD = plan::PHASES > 1 && !KF;
+    if (!KF && rotq_pow2_vec_plan<L>::ON) {
+        rotq_pow2_exchanges<L, false, plan::PHASES - 1>(W, sub_base, tid, v);
+        rotq_pow2_last_phase_vec<L>(W, sub_base, tid, v, a.scale);
+        rotq_pow2_store_vec<L>(a, tid, e_tile, total, v);
+        return;
+    }
     rotq_pow2_exchanges<L, FOLD>(W, sub_base, tid, v, a.scale);
     // Store. The 5 register bits of the last phase are column bits lo..L-1 and
     // then (only when a subtile holds several rows) row bits: one offset per
