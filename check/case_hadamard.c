@@ -369,8 +369,8 @@ void ck_op_hadamard(ck_ctx *c) {
     emit(c, h);
 
     /* Dense inputs large enough for the TMA tile loads of the persistent kernel
-       (sm_90: at least 2 tiles of 8192 elements per resident block for n <= 1024,
-       4 above; about 8.7M and 13M elements on a 132-SM part), rows ragged against
+       (sm_90: at least 1.5 tiles of 8192 elements per resident block for n <= 1024,
+       4 above; about 6.5M and 13M elements on a 132-SM part), rows ragged against
        the tile (the last box reads past the end: zeros). */
     h = base_case(64, ROTQ_HADAMARD_FACTOR_POW2, F16, F16, 163843); /* 10.5M elements */
     h.signs = 1;

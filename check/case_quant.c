@@ -502,7 +502,7 @@ void ck_op_quantize(ck_ctx *c) {
                 }
             }
     }
-    /* Dense inputs large enough for the fused kernel's TMA tile loads (sm_90: 2 tiles
+    /* Dense inputs large enough for the fused kernel's TMA tile loads (sm_90: 1.5 tiles
        of 8192 elements per resident block for n <= 1024, 4 above): 13.5M elements at
        n = 4096, 16.8M at n = 128 (full table). */
     quant_case q =

@@ -501,7 +501,8 @@ __device__ __forceinline__ void rotq_store_small(const rotq_had_args &a, char *W
 // stays zero (unused). A block's first TMA tile comes later than by cp.async
 // (one issuing thread, mbarrier set-up): on the H100, 2^20 elements (one tile
 // per block) ran 2-7% slower by TMA and 2^23 at n >= 2048 (two to three tiles)
-// 3-5% slower, while n <= 1024 at 2^23 (two tiles) ran 2-4% faster.
+// 3-5% slower, while n <= 128 at 2^23 (1.9 tiles) ran 2-4% faster and
+// 256..1024 the same.
 template <int L, int ES>
 static inline void rotq_pow2_tma_setup(rotq_had_args &a, CUtensorMap *map, int64_t ntiles, int64_t grid,
                                        const rotq_cuda_device_info *dev) {
@@ -509,8 +510,8 @@ static inline void rotq_pow2_tma_setup(rotq_had_args &a, CUtensorMap *map, int64
     memset(map, 0, sizeof *map);
     a.tma = 0;
     const int64_t row = (int64_t)a.n * a.blocks_per_row; // elements of a dense row
-    const int64_t min_tiles_per_block = L <= 10 ? 2 : 4;
-    if (dev->cc_major < 9 || !a.vec_in || a.x_stride != row || ntiles < min_tiles_per_block * grid) return;
+    const bool enough = L <= 10 ? 2 * ntiles >= 3 * grid : ntiles >= 4 * grid; // 1.5 or 4 tiles per block
+    if (dev->cc_major < 9 || !a.vec_in || a.x_stride != row || !enough) return;
     a.tma = rotq_tma_map_rows(map, a.x, a.groups << L, ES, sm::TMA_BOX);
 }
 
