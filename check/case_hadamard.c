@@ -324,11 +324,12 @@ void ck_op_hadamard(ck_ctx *c) {
                 emit(c, h);
             }
 
-    /* Both sides of the CUDA backend's small-problem switch (at most 2^17 elements in
-       all: the latency kernel; above: the persistent kernel), every power of two. The
-       cases above are mostly small; these add what they leave to one side: unaligned
-       f32 input, in place and block-diagonal up to n = 2^15 on the small side, and
-       one case just above the switch with mixed dtypes, strides and signs. */
+    /* Both sides of the CUDA backend's small-problem switch (the latency kernel up to
+       2^17 elements in all, and up to 2^20 except for n = 2^13, 2^14; above: the
+       persistent kernel), every power of two. The cases above are mostly small; these
+       add what they leave to one side: unaligned f32 input, in place and
+       block-diagonal up to n = 2^15 on the small side, and cases just above 2^17 and
+       just above 2^20 with mixed dtypes, strides and signs. */
     for (int m = 0; full && m <= 15; m++) {
         int32_t n = 1 << m;
         had_case h = base_case(n, ROTQ_HADAMARD_FACTOR_POW2, F32, F16, 3); /* unaligned in and out */
@@ -341,27 +342,30 @@ void ck_op_hadamard(ck_ctx *c) {
         h.cols = h.xs = h.ys = 2 * (int64_t)n, h.signs = 1, h.unit_scale = 1;
         emit(c, h);
         h = base_case(n, ROTQ_HADAMARD_FACTOR_AUTO, k_float[m % 3], k_float[(m + 1) % 3],
-                      ((int64_t)1 << (17 - m)) + 1 + m % 3); /* just above the switch */
+                      ((int64_t)1 << (17 - m)) + 1 + m % 3); /* just above 2^17 */
         h.signs = !(m & 1), h.xs += m % 4, h.ys += (m / 4) % 2, h.unit_scale = m & 1;
         emit(c, h);
         if (m % 4 == 2) { /* in place above the switch */
             h.inplace = 1;
             emit(c, h);
         }
+        h.rows = ((int64_t)1 << (20 - m)) + 1 + m % 3; /* just above 2^20: the persistent kernel */
+        h.inplace = m % 4 == 1;
+        emit(c, h);
     }
 
     /* Row counts: 1, 3, 7 and many rows of small transforms (above the CUDA
-       small-problem switch, 2^17 elements, in the quick table too). */
+       small-problem switch, 2^20 elements, in the quick table too). */
     static const int64_t rows[3] = {1, 3, 7};
     for (int i = 0; i < 3; i++) {
         had_case h = base_case(64, ROTQ_HADAMARD_FACTOR_AUTO, F16, F32, rows[i]);
         h.cols = h.xs = h.ys = 128, h.signs = 1;
         emit(c, h);
     }
-    had_case h = base_case(16, ROTQ_HADAMARD_FACTOR_AUTO, F32, F32, full ? 1000003 : 8195);
+    had_case h = base_case(16, ROTQ_HADAMARD_FACTOR_AUTO, F32, F32, full ? 1000003 : 65539);
     h.signs = 1;
     emit(c, h);
-    h = base_case(64, ROTQ_HADAMARD_FACTOR_AUTO, F16, F16, full ? 100003 : 1031);
+    h = base_case(64, ROTQ_HADAMARD_FACTOR_AUTO, F16, F16, full ? 100003 : 8195);
     h.inplace = 1, h.cols = 128, h.xs = 131;
     emit(c, h);
     h = base_case(12 * 16, 12, BF16, F16, full ? 20001 : 101);

@@ -115,7 +115,7 @@ extern "C" rotq_status rotq__cuda_hadamard(const rotq_exec *exec, const rotq__ha
     cudaStream_t stream = rotq_cuda_stream(exec);
 
     if (plan->k == 1) {
-        if ((a.groups << L) <= ROTQ_SMALL_MAX_ELEMENTS) {
+        if (rotq_had_small_fits(L, a.groups << L)) {
             // Decode sizes: the latency kernel (hadamard_small.cuh). A thread's
             // values are 8..32 consecutive elements of a row block (or of packed
             // row blocks), so the 16-byte test is the same for input and output.

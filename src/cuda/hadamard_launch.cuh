@@ -268,7 +268,7 @@ rotq_status rotq_factor_init(const rotq__hadamard_plan *plan, int in_dtype, rotq
 rotq_status rotq_dispatch_pow2_es2(int L, const rotq_had_args &a, cudaStream_t s, const rotq_cuda_device_info *d);
 rotq_status rotq_dispatch_pow2_es4(int L, const rotq_had_args &a, cudaStream_t s, const rotq_cuda_device_info *d);
 // The small-problem kernels (hadamard_small*.cuh), any input dtype; only for
-// groups << L <= ROTQ_SMALL_MAX_ELEMENTS.
+// rotq_had_small_fits(L, groups << L).
 rotq_status rotq_dispatch_small(int L, const rotq_had_args &a, cudaStream_t s, const rotq_cuda_device_info *d);
 rotq_status rotq_dispatch_factor_es2(int L, const rotq_had_args &a, rotq_had_factor &f, cudaStream_t s,
                                      const rotq_cuda_device_info *d);

@@ -1,5 +1,5 @@
 // Latency kernel of the power-of-two Hadamard transform for small problems
-// (decode sizes: at most ROTQ_SMALL_MAX_ELEMENTS elements in all).
+// (decode and small sizes: rotq_had_small_fits).
 //
 // The persistent kernel (hadamard_pow2.cuh) is built for bandwidth: 32 values
 // per thread, cp.async staging, a tile loop. At decode sizes its time is the
@@ -28,8 +28,19 @@
 // Problems of at most this many elements (groups * 2^L) use this kernel: at most
 // 128 blocks of >= 1024 elements, one wave on an H100 (132 SMs), so every block
 // starts at launch. Larger problems keep the persistent kernel, whose prefetch
-// pipeline is what matters once blocks queue up.
+// pipeline is what matters once blocks queue up. (The quantize kernels of
+// quantize_small.cuh share the bound.)
 #define ROTQ_SMALL_MAX_ELEMENTS (1 << 17)
+// The Hadamard transform keeps this kernel up to 2^20 elements, except for
+// n = 2^13 and 2^14: at 2^20 elements the persistent kernel has one tile per
+// block and nothing to overlap, and this one measured 7-16% faster for every
+// other n (same-run A/B on the H100), but 31% slower at 2^13 (the cluster
+// kernel) and the same at 2^14. At 2^23 the persistent kernel is as fast.
+#define ROTQ_HAD_SMALL_MAX_ELEMENTS (1 << 20)
+static inline int rotq_had_small_fits(int L, int64_t elements) {
+    return elements <= ROTQ_SMALL_MAX_ELEMENTS ||
+           (elements <= ROTQ_HAD_SMALL_MAX_ELEMENTS && L != 13 && L != 14);
+}
 
 // Thread-index bits -> address bits of one round, as runs of consecutive bits.
 typedef struct rotq_small_deposit {
@@ -407,7 +418,7 @@ __global__ void __launch_bounds__(rotq_small_plan<L>::THREADS) rotq_had_small(ro
     typedef rotq_small_plan<L> P;
     extern __shared__ float rotq_small_w[];
     const unsigned t = threadIdx.x;
-    const uint32_t total = (uint32_t)a.groups << L; // <= ROTQ_SMALL_MAX_ELEMENTS
+    const uint32_t total = (uint32_t)a.groups << L; // <= ROTQ_HAD_SMALL_MAX_ELEMENTS
     const uint32_t e_tile = blockIdx.x << P::LE;
     float v[P::V];
     rotq_small_load<L>(a, e_tile + (t << P::LOGV), total, v);
