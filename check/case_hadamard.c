@@ -388,5 +388,7 @@ void ck_op_hadamard(ck_ctx *c) {
         h = base_case(1024, ROTQ_HADAMARD_FACTOR_POW2, F32, BF16, 16389); /* fp32 tiles */
         h.signs = 1;
         emit(c, h);
+        h = base_case(32768, ROTQ_HADAMARD_FACTOR_POW2, F32, F32, 531); /* fp32, one stage: no prefetch */
+        emit(c, h);
     }
 }

@@ -7,8 +7,10 @@
  *   - matrices are described by rotq_matrix: data pointer, dtype, rows, cols and
  *     a row stride in elements; the pointers live in the memory space of the
  *     backend named by rotq_exec (host memory for CPU, device memory for CUDA);
- *   - the library keeps no state beyond a lazily filled, thread-safe per-device
- *     cache of device properties; it never aborts or exits.
+ *   - the library keeps no state beyond lazily filled, thread-safe caches: device
+ *     properties per device, the CUDA driver entry point it uses (fetched at run
+ *     time; librotq does not link libcuda) and, per host thread, the last TMA
+ *     tensor maps it encoded; it never aborts or exits.
  */
 #ifndef ROTQ_H
 #define ROTQ_H

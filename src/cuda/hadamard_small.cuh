@@ -2,7 +2,7 @@
 // (decode and small sizes: rotq_had_small_fits).
 //
 // The persistent kernel (hadamard_pow2.cuh) is built for bandwidth: 32 values
-// per thread, cp.async staging, a tile loop. At decode sizes its time is the
+// per thread, staging in shared memory, a tile loop. At decode sizes its time is the
 // serial instruction chain of each thread. This kernel keeps that chain short:
 // no staging and no loop (one tile of 2^LE elements, whole row blocks, per
 // block), V = 8, 16 or 32 values per thread loaded with 16-byte loads, and as
@@ -147,7 +147,7 @@ __device__ __forceinline__ unsigned rotq_small_dep(unsigned t) {
     return a;
 }
 
-// Element offset of row block g (g < 2^17 here, so 32-bit division) and, in
+// Element offset of row block g (g < 2^20 here, so 32-bit division) and, in
 // *sbase, the index into the signs of its column 0.
 __device__ __forceinline__ int64_t rotq_small_base(const rotq_had_args &a, uint32_t g, int64_t stride,
                                                    uint32_t *sbase) {

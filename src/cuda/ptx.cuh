@@ -122,9 +122,11 @@ __device__ __forceinline__ bool ptx_mbarrier_try_wait(uint32_t mbar, uint32_t pa
     return done != 0;
 }
 
-// Bulk (TMA, non-tensor) copy of `bytes` (a multiple of 16, both addresses
-// 16-byte aligned) from global to this block's shared memory; completes that
-// many bytes of the mbarrier's transaction count (sm_90).
+// Bulk (TMA, non-tensor) copies and their groups: used by the streaming probe
+// (bench/probes/stream_pipeline.cu), which measured the staging choices.
+// Bulk copy of `bytes` (a multiple of 16, both addresses 16-byte aligned) from
+// global to this block's shared memory; completes that many bytes of the
+// mbarrier's transaction count (sm_90).
 __device__ __forceinline__ void ptx_bulk_load(uint32_t smem_addr, const void *gmem, uint32_t bytes, uint32_t mbar) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(

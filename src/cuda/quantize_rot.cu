@@ -42,7 +42,7 @@ static rotq_status rotq_qt_rot_try(int kind, rotq_q_args a, cudaStream_t stream,
     a.scale_mode = sb > 0x3f800000u ? ROTQ_QT_SCALE_LARGE
                    : (sb & 0x007fffffu) == 0 && sb >= 0x00800000u ? ROTQ_QT_SCALE_POW2
                                                                  : ROTQ_QT_SCALE_SMALL;
-    rotq_had_args h = {};
+    rotq_had_args h;
     memset(&h, 0, sizeof h);
     h.x = a.x;
     h.x_stride = a.x_stride;

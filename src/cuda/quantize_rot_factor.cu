@@ -20,7 +20,7 @@ rotq_status rotq_q_launch_rot_factor(int kind, rotq_q_args qa, const rotq__hadam
     rotq_had_factor f; // copied into the launch parameters
     rotq_status st = rotq_factor_init(rotate, x->dtype, &f);
     if (st != ROTQ_OK) return st;
-    rotq_had_args a = {};
+    rotq_had_args a;
     memset(&a, 0, sizeof a);
     a.x = x->data;
     a.x_stride = x->stride;

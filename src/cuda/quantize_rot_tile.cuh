@@ -1,7 +1,7 @@
 // Fused power-of-two rotation + quantize on the Hadamard kernel's pipeline
 // (hadamard_pow2.cuh): a persistent block walks over tiles of TILE_CTA
-// elements, staged global -> shared with 16-byte cp.async and double-buffered
-// (rotq_stage_tile); phase 0 from the stage, later phases through the padded
+// elements, staged global -> shared (by TMA on sm_90 for dense inputs, else
+// 16-byte cp.async) and double-buffered (rotq_stage_tile); phase 0 from the stage, later phases through the padded
 // fp32 buffer W, in the same stage order as the Hadamard kernel and the CPU
 // backend (ascending bits, then * scale). Instead of storing the rotated
 // values, the last phase writes them (scaled) back to W and the block

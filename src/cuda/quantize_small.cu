@@ -20,7 +20,7 @@ rotq_status rotq_q_launch_small(int kind, rotq_q_args a, cudaStream_t stream, co
     // (or packed row blocks) when rows or the whole matrix are contiguous and aligned.
     const int es = a.in_dtype == ROTQ_DTYPE_F32 ? 4 : 2;
     const int packed = a.rows == 1 || a.x_stride == cols;
-    rotq_had_args h = {};
+    rotq_had_args h;
     memset(&h, 0, sizeof h);
     h.x = a.x;
     h.x_stride = a.x_stride;

@@ -11,11 +11,15 @@ static PFN_cuTensorMapEncodeTiled_v12000 rotq_tma_encoder(void) {
     int state = __atomic_load_n(&looked_up, __ATOMIC_ACQUIRE);
     if (state == 0) {
         void *p = NULL;
+#if CUDART_VERSION >= 12050 // cudaGetDriverEntryPointByVersion; older toolkits: no TMA path
         cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
         const cudaError_t e =
             cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q);
         if (e != cudaSuccess) cudaGetLastError();
         state = e == cudaSuccess && q == cudaDriverEntryPointSuccess && p ? 1 : -1;
+#else
+        state = -1;
+#endif
         __atomic_store_n(&fn, p, __ATOMIC_RELAXED);
         __atomic_store_n(&looked_up, state, __ATOMIC_RELEASE);
     }
