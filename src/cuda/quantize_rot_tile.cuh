@@ -117,7 +117,7 @@ __device__ __forceinline__ void rotq_qt_codes(float v[32], float inv, uint32_t c
     constexpr int NR = 1 << (5 - CB);
 #pragma unroll
     for (int rr = 0; rr < NR; rr++) {
-        const float f = (K::PER_ROW && NR > 1) ? __shfl_sync(0xffffffffu, inv, rr << CB) : inv;
+        const float f = ((K::PER_ROW || KIND == ROTQ_QUANT_INT4_GROUP) && NR > 1) ? __shfl_sync(0xffffffffu, inv, rr << CB) : inv;
 #pragma unroll
         for (int c = 0; c < (1 << CB); c++) v[(rr << CB) | c] = __fmul_rn(v[(rr << CB) | c], f);
     }
@@ -127,6 +127,16 @@ __device__ __forceinline__ void rotq_qt_codes(float v[32], float inv, uint32_t c
         if (K::FP8) {
             cw[g] = rotq_qt_fp8x2(x[1], x[0], rotq_qt_fp8x2(x[3], x[2], 0u));
             if (SAFE) cw[g] = rotq_qt_fp8_fix(cw[g]);
+        } else if (KIND == ROTQ_QUANT_INT4_GROUP) {
+            // int4 codes as bytes (nibbled at the store): formats.h's
+            // rotq_quant_i4, the clamp only where the group holds NaN / Inf
+            float c[4] = {x[0], x[1], x[2], x[3]};
+            if (SAFE) {
+#pragma unroll
+                for (int k = 0; k < 4; k++)
+                    c[k] = ptx_min_nan_f32(ptx_max_nan_f32(c[k], -ROTQ_I4_QMAX), ROTQ_I4_QMAX);
+            }
+            cw[g] = rotq_qt_i8x2<false>(c[1], c[0], rotq_qt_i8x2<false>(c[3], c[2], 0u));
         } else {
             cw[g] = rotq_qt_i8x2<SAFE>(x[1], x[0], rotq_qt_i8x2<SAFE>(x[3], x[2], 0u));
         }
@@ -138,12 +148,18 @@ __device__ __forceinline__ void rotq_qt_codes(float v[32], float inv, uint32_t c
 // finite y overflows and |y| = RN(|v| |s|) grows with |v|, so the absmax (and
 // the NaN / Inf test) is taken on v and scaled once; for a power-of-two s the
 // two products fold into one where rotq_qt_fold allows (qa.scale_mode).
+//
+// int4 (KIND == ROTQ_QUANT_INT4_GROUP) only with one group per row (group = 2^L):
+// the row's absmax is the group's, its scale the row's only one, and the codes
+// are stored as nibbles, two bytes (4 columns) a lane.
 template <int KIND, int L, bool SUMS>
 __device__ __forceinline__ void rotq_qt_reg_epilogue(const rotq_q_args &qa, float v[32], float s, unsigned sub,
                                                      unsigned tid, int64_t row0, unsigned rv, uint32_t *red,
                                                      uint32_t *red2) {
     typedef rotq_pow2_plan<L> plan;
     typedef rotq_q_kind<KIND> K;
+    constexpr bool I4 = KIND == ROTQ_QUANT_INT4_GROUP;
+    constexpr bool ROW_AM = K::PER_ROW || I4; // a scale per row
     constexpr int lo = plan::lo(plan::PHASES - 1);
     constexpr int CB = L - lo < 5 ? L - lo : 5;
     constexpr int NR = 1 << (5 - CB);
@@ -163,7 +179,7 @@ __device__ __forceinline__ void rotq_qt_reg_epilogue(const rotq_q_args &qa, floa
     // Whether the warp's values are all finite: then the codes need no NaN or
     // range handling, and the NaN-propagating max is the finite-only absmax.
     bool finite = false;
-    if (K::PER_ROW) {
+    if (ROW_AM) {
         float m[NR];
 #pragma unroll
         for (int rr = 0; rr < NR; rr++) m[rr] = rotq_qt_maxabs_nan<1 << CB, NR >= 4 ? 1 : 4 / NR>(v + (rr << CB));
@@ -232,14 +248,23 @@ __device__ __forceinline__ void rotq_qt_reg_epilogue(const rotq_q_args &qa, floa
     const unsigned dep = rotq_phase_dep(tid, lo);
     const unsigned lrow = srow + (q4 >> CB);
     const unsigned col = (dep & ((1u << L) - 1u) & ~3u) | ((q4 & CM) << lo);
-    uint8_t *qrow = (uint8_t *)qa.q + (row0 + lrow) * qa.q_stride + col;
+    uint8_t *qrow = (uint8_t *)qa.q + (row0 + lrow) * qa.q_stride + (I4 ? col >> 1 : col);
 #pragma unroll
     for (int g = 0; g < 8; g++) {
         const uint32_t w = rotq_qt_quad_transpose(cw[g], sel2, sel1);
         const unsigned rg = (unsigned)(4 * g) >> CB;
         // rows advance by 4 >> CB per word (2 when CB == 1), or by 1 every 2^CB / 4 words
         if (g > 0) qrow += (int64_t)(rg - ((unsigned)(4 * g - 4) >> CB)) * qa.q_stride;
-        if (lrow + rg < rv) *(uint32_t *)(qrow + (((unsigned)(4 * g) & CM) << lo)) = w;
+        if (lrow + rg < rv) {
+            if (I4) {
+                // bytes c0..c3 -> nibbles, the even column low: (c & 0xf) | (c' & 0xf) << 4
+                const uint32_t n = w & 0x0f0f0f0fu;
+                const uint32_t p = __byte_perm(n | (n >> 4), 0u, 0x0020u);
+                *(uint16_t *)(qrow + ((((unsigned)(4 * g) & CM) << lo) >> 1)) = (uint16_t)p;
+            } else {
+                *(uint32_t *)(qrow + (((unsigned)(4 * g) & CM) << lo)) = w;
+            }
+        }
     }
 }
 
@@ -292,8 +317,10 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_qt_min_blocks
             for (int r = 0; r < 32; r++) W[b + (unsigned)r] = v[r] * a.scale;
         } else {
             rotq_pow2_exchanges<L>(W, sub_base, tid, v);
-            // Rows of exactly 2^L int8 / fp8 codes: quantized from registers.
-            if (plan::PHASES > 1 && qa.cols_log == L && qa.kind != ROTQ_QUANT_INT4_GROUP) {
+            // Rows of exactly 2^L int8 / fp8 codes, or int4 rows of one group
+            // (2^6, 2^7: n = group): quantized from registers.
+            if (plan::PHASES > 1 && qa.cols_log == L &&
+                (qa.kind != ROTQ_QUANT_INT4_GROUP || (L <= 7 && qa.group == (1 << L)))) {
                 const int64_t row0 = tile * R;
                 const int64_t left = qa.rows - row0;
                 const unsigned rv = left < (int64_t)R ? (unsigned)left : R;
@@ -306,6 +333,11 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_qt_min_blocks
                     break;
                 case ROTQ_QUANT_FP8_ROW:
                     rotq_qt_reg_epilogue<ROTQ_QUANT_FP8_ROW, L, false>(qa, v, a.scale, sub, tid, row0, rv, red, red2);
+                    break;
+                case ROTQ_QUANT_INT4_GROUP:
+                    // built for L <= 7 only (another kind's build stands in, never run)
+                    rotq_qt_reg_epilogue<(L <= 7 ? ROTQ_QUANT_INT4_GROUP : ROTQ_QUANT_FP8_TENSOR), L, false>(
+                        qa, v, a.scale, sub, tid, row0, rv, red, red2);
                     break;
                 default: rotq_qt_reg_epilogue<ROTQ_QUANT_FP8_TENSOR, L, false>(qa, v, a.scale, sub, tid, row0, rv, red, red2); break;
                 }
