@@ -442,9 +442,12 @@ __device__ __forceinline__ void rotq_read_stage32(const char *stage, unsigned lo
 // Single-phase sizes (n <= 32): a thread's 32 values are whole row blocks.
 // With vector output the results go through shared memory (W) so that the
 // global stores are 16-byte and lane-contiguous; otherwise element stores.
+// With a.tma_out, one thread stores the staged tile by TMA (the chunk swizzle is
+// TMA's; ymap: the output as rows of 128 bytes, boxes of box_rows).
 template <int L>
 __device__ __forceinline__ void rotq_store_small(const rotq_had_args &a, char *W, int tile_cta, int64_t e_first,
-                                                 unsigned local0, int64_t total, float v[32]) {
+                                                 unsigned local0, int64_t total, float v[32], const CUtensorMap *ymap,
+                                                 int box_rows) {
     const int64_t mask = (1 << L) - 1;
     if (!a.vec_out) {
 #pragma unroll
@@ -472,6 +475,13 @@ __device__ __forceinline__ void rotq_store_small(const rotq_had_args &a, char *W
         }
         *(uint4 *)(W + rotq_chunk_swizzle(local0 / per + i) * 16) = u;
     }
+    if (rotq_tma_on(a.tma_out)) {
+        ptx_fence_proxy_async_smem(); // this thread's W writes, before the TMA reads them
+        __syncthreads();
+        const int rows = tile_cta * os / ROTQ_TMA_ROW_BYTES;
+        if (threadIdx.x == 0) rotq_tma_store_rows(ymap, e_first * os / ROTQ_TMA_ROW_BYTES, rows, box_rows, W);
+        return;
+    }
     __syncthreads();
     for (int c = threadIdx.x; c < tile_cta / per; c += blockDim.x) {
         const int64_t e = e_first + (int64_t)c * per;
@@ -489,6 +499,26 @@ __device__ __forceinline__ void rotq_store_small(const rotq_had_args &a, char *W
             }
         }
     }
+}
+
+// Boxes of the TMA output (rotq_store_small): rows of 128 bytes of a tile.
+template <int L>
+__host__ __device__ inline int rotq_pow2_out_box(const rotq_had_args &a) {
+    const int rows = rotq_pow2_plan<L>::TILE * rotq_pow2_plan<L>::SUBTILES * (a.out_dtype == ROTQ_DTYPE_F32 ? 4 : 2) /
+                     ROTQ_TMA_ROW_BYTES;
+    return rows < ROTQ_TMA_MAX_BOX_ROWS ? rows : ROTQ_TMA_MAX_BOX_ROWS;
+}
+
+// Host: TMA stores of n <= 128 (the tile staged in W for 16-byte stores,
+// rotq_store_small) where the tiles also arrive by TMA and the output is dense.
+template <int L>
+static inline void rotq_pow2_tma_out_setup(rotq_had_args &a, CUtensorMap *map) {
+    memset(map, 0, sizeof *map);
+    a.tma_out = 0;
+    const int64_t row = (int64_t)a.n * a.blocks_per_row;
+    if (!a.tma || L > 7 || !a.vec_out || a.y_stride != row) return;
+    a.tma_out = rotq_tma_map_rows(map, a.y, a.groups << L, a.out_dtype == ROTQ_DTYPE_F32 ? 4 : 2,
+                                  rotq_pow2_out_box<L>(a));
 }
 
 // Host: TMA tile loads for this launch when the device has TMA, the input is
@@ -521,7 +551,7 @@ struct rotq_pow2_min_blocks {
 
 template <int L, int ES>
 __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_pow2_min_blocks<L>::value)
-    rotq_had_pow2(rotq_had_args a, const __grid_constant__ CUtensorMap tmap) {
+    rotq_had_pow2(rotq_had_args a, const __grid_constant__ CUtensorMap tmap, const __grid_constant__ CUtensorMap ymap) {
     typedef rotq_pow2_plan<L> plan;
     typedef rotq_pow2_smem<L, ES> sm;
     extern __shared__ __align__(1024) char rotq_smem[];
@@ -537,6 +567,8 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_pow2_min_bloc
     rotq_pow2_init_tma<L, ES>(a, rotq_smem);
     rotq_pow2_first_tile<L, ES>(a, ntiles, total, rotq_smem, &tmap);
     for (int64_t tile = blockIdx.x; tile < ntiles; tile += gridDim.x, it++) {
+        // The previous tile's TMA store has read its W before anything reuses it.
+        if (rotq_tma_on(a.tma_out) && threadIdx.x == 0) ptx_bulk_wait_read<0>();
         char *cur = rotq_pow2_tile_stage<L, ES>(a, tile, ntiles, total, rotq_smem, &tmap, it);
         const int64_t e_first = tile * sm::TILE_CTA;
         float v[32];
@@ -559,10 +591,11 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_pow2_min_bloc
             if (L >= 7) rotq_lane_butterfly(v, 2);
 #pragma unroll
             for (int r = 0; r < 32; r++) v[r] *= a.scale;
-            rotq_store_small<L>(a, (char *)W, sm::TILE_CTA, e_first, local0, total, v);
+            rotq_store_small<L>(a, (char *)W, sm::TILE_CTA, e_first, local0, total, v, &ymap, rotq_pow2_out_box<L>(a));
         } else {
             rotq_pow2_phases<L, false>(a, W, sub_base, tid, e_first + sub_base, total, 1, 0, v);
         }
     }
     ptx_cp_async_wait<0>();
+    if (rotq_tma_on(a.tma_out) && threadIdx.x == 0) ptx_bulk_wait_read<0>(); // W is read before the block ends
 }

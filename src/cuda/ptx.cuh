@@ -122,8 +122,9 @@ __device__ __forceinline__ bool ptx_mbarrier_try_wait(uint32_t mbar, uint32_t pa
     return done != 0;
 }
 
-// Bulk (TMA, non-tensor) copies and their groups: used by the streaming probe
-// (bench/probes/stream_pipeline.cu), which measured the staging choices.
+// Bulk (TMA, non-tensor) copies and their groups: the copies are used by the
+// streaming probe (bench/probes/stream_pipeline.cu), which measured the staging
+// choices; the group commit and wait also by the tensor stores.
 // Bulk copy of `bytes` (a multiple of 16, both addresses 16-byte aligned) from
 // global to this block's shared memory; completes that many bytes of the
 // mbarrier's transaction count (sm_90).
@@ -167,6 +168,17 @@ __device__ __forceinline__ void ptx_tma_load_2d(uint32_t smem_addr, const void *
     asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, "
                  "%3}], [%4];\n" ::"r"(smem_addr),
                  "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(mbar)
+                 : "memory");
+#endif
+}
+
+// Tensor (TMA) store of one box at coordinates (c0, c1) of a 2-D tensor map from
+// this block's shared memory, in this thread's current bulk group (sm_90).
+__device__ __forceinline__ void ptx_tma_store_2d(const void *map, int32_t c0, int32_t c1, uint32_t smem_addr) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(
+                     (uint64_t)map),
+                 "r"(c0), "r"(c1), "r"(smem_addr)
                  : "memory");
 #endif
 }

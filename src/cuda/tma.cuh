@@ -48,6 +48,21 @@ __device__ __forceinline__ void rotq_tma_load_rows(const CUtensorMap *map, int64
 #endif
 }
 
+// Stores `rows` rows of 128 bytes from the stage (1024-byte aligned, laid out
+// with the 128-byte swizzle) to row `row0` of the map in boxes of box_rows, as
+// one bulk group. Called by one thread, after every writer's proxy fence and a
+// barrier; rows past the map's end are not written.
+__device__ __forceinline__ void rotq_tma_store_rows(const CUtensorMap *map, int64_t row0, int rows, int box_rows,
+                                                    const char *stage) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    for (int r = 0; r < rows; r += box_rows)
+        ptx_tma_store_2d(map, 0, (int32_t)(row0 + r), ptx_smem_addr(stage + r * ROTQ_TMA_ROW_BYTES));
+    ptx_bulk_commit();
+#else
+    (void)map, (void)row0, (void)rows, (void)box_rows, (void)stage;
+#endif
+}
+
 // Waits for phase `parity` of the mbarrier (every thread that reads the stage).
 __device__ __forceinline__ void rotq_tma_wait(uint32_t mbar, uint32_t parity) {
     while (!ptx_mbarrier_try_wait(mbar, parity)) {
