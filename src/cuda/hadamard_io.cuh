@@ -1,5 +1,5 @@
 // Global-memory side of the Hadamard kernels: where a row block lives, its
-// sign vector, and 32-element loads and stores in any supported dtype.
+// sign vector, and the kernel arguments.
 #pragma once
 #include "common.cuh"
 #include "ptx.cuh"
@@ -34,52 +34,4 @@ __device__ __forceinline__ int64_t rotq_sign_base(const rotq_had_args &a, int64_
 
 __device__ __forceinline__ float rotq_apply_sign(const int8_t *signs, int64_t i, float v) {
     return signs[i] < 0 ? -v : v;
-}
-
-// 32 consecutive elements from 16-byte aligned memory; ES is the input element size.
-template <int ES>
-__device__ __forceinline__ void rotq_load32_vec(const void *p, int dtype, float v[32]) {
-    const uint4 *q = (const uint4 *)p;
-    if (ES == 4) {
-#pragma unroll
-        for (int i = 0; i < 8; i++) {
-            uint4 u = ptx_ld_stream_16(q + i);
-            v[4 * i + 0] = __uint_as_float(u.x);
-            v[4 * i + 1] = __uint_as_float(u.y);
-            v[4 * i + 2] = __uint_as_float(u.z);
-            v[4 * i + 3] = __uint_as_float(u.w);
-        }
-    } else {
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-            uint4 u = ptx_ld_stream_16(q + i);
-            uint32_t w[4] = {u.x, u.y, u.z, u.w};
-#pragma unroll
-            for (int j = 0; j < 4; j++) {
-                v[8 * i + 2 * j + 0] = rotq_from_16((uint16_t)(w[j] & 0xffffu), dtype);
-                v[8 * i + 2 * j + 1] = rotq_from_16((uint16_t)(w[j] >> 16), dtype);
-            }
-        }
-    }
-}
-
-// 32 consecutive elements to 16-byte aligned memory in dtype.
-__device__ __forceinline__ void rotq_store32_vec(void *p, int dtype, const float v[32]) {
-    uint4 *q = (uint4 *)p;
-    if (dtype == ROTQ_DTYPE_F32) {
-#pragma unroll
-        for (int i = 0; i < 8; i++)
-            ptx_st_stream_16(q + i, make_uint4(__float_as_uint(v[4 * i]), __float_as_uint(v[4 * i + 1]),
-                                               __float_as_uint(v[4 * i + 2]), __float_as_uint(v[4 * i + 3])));
-    } else {
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-            uint32_t w[4];
-#pragma unroll
-            for (int j = 0; j < 4; j++)
-                w[j] = (uint32_t)rotq_to_16(v[8 * i + 2 * j], dtype) |
-                       ((uint32_t)rotq_to_16(v[8 * i + 2 * j + 1], dtype) << 16);
-            ptx_st_stream_16(q + i, make_uint4(w[0], w[1], w[2], w[3]));
-        }
-    }
 }

@@ -58,8 +58,7 @@ static rotq_status rotq_launch_pow2(const rotq_had_args &a, cudaStream_t stream,
     if (st != ROTQ_OK) return st;
     rotq_had_args t = a;
     CUtensorMap map, ymap;
-    rotq_pow2_tma_setup<L, ES>(t, &map, ntiles, grid, dev);
-    rotq_pow2_tma_out_setup<L>(t, &ymap);
+    rotq_pow2_tma_setup<L, ES>(t, &map, &ymap, ntiles, grid, dev);
     rotq_had_pow2<L, ES><<<(unsigned)grid, plan::THREADS, sm::BYTES, stream>>>(t, map, ymap);
     return rotq_cuda_check_launch();
 }

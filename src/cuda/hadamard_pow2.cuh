@@ -290,7 +290,7 @@ struct rotq_pow2_smem {
     static constexpr int DATA = PREFETCH ? 2 * STAGE + EXTRA : STAGE + EXTRA;
     // TMA: 128-byte rows per tile, boxes of at most 256 rows
     static constexpr int TMA_ROWS = STAGE / ROTQ_TMA_ROW_BYTES;
-    static constexpr int TMA_BOX = TMA_ROWS < ROTQ_TMA_MAX_BOX_ROWS ? TMA_ROWS : ROTQ_TMA_MAX_BOX_ROWS;
+    static constexpr int TMA_BOX = rotq_tma_box_rows(STAGE);
     // dynamic shared memory: the data, then one mbarrier per stage. The
     // kernels declare it 1024-byte aligned (TMA's swizzle needs that); the
     // compiler pads the static variables before it, and the padding is part of
@@ -468,9 +468,7 @@ __device__ __forceinline__ void rotq_store_small(const rotq_had_args &a, char *W
         } else {
             uint32_t w[4];
 #pragma unroll
-            for (int j = 0; j < 4; j++)
-                w[j] = (uint32_t)rotq_to_16(v[8 * i + 2 * j], a.out_dtype) |
-                       ((uint32_t)rotq_to_16(v[8 * i + 2 * j + 1], a.out_dtype) << 16);
+            for (int j = 0; j < 4; j++) w[j] = rotq_pack_16x2(v[8 * i + 2 * j], v[8 * i + 2 * j + 1], a.out_dtype);
             u = make_uint4(w[0], w[1], w[2], w[3]);
         }
         *(uint4 *)(W + rotq_chunk_swizzle(local0 / per + i) * 16) = u;
@@ -501,44 +499,37 @@ __device__ __forceinline__ void rotq_store_small(const rotq_had_args &a, char *W
     }
 }
 
-// Boxes of the TMA output (rotq_store_small): rows of 128 bytes of a tile.
+// Boxes of the TMA output (rotq_store_small): the tile in the output dtype.
 template <int L>
 __host__ __device__ inline int rotq_pow2_out_box(const rotq_had_args &a) {
-    const int rows = rotq_pow2_plan<L>::TILE * rotq_pow2_plan<L>::SUBTILES * (a.out_dtype == ROTQ_DTYPE_F32 ? 4 : 2) /
-                     ROTQ_TMA_ROW_BYTES;
-    return rows < ROTQ_TMA_MAX_BOX_ROWS ? rows : ROTQ_TMA_MAX_BOX_ROWS;
-}
-
-// Host: TMA stores of n <= 128 (the tile staged in W for 16-byte stores,
-// rotq_store_small) where the tiles also arrive by TMA and the output is dense.
-template <int L>
-static inline void rotq_pow2_tma_out_setup(rotq_had_args &a, CUtensorMap *map) {
-    memset(map, 0, sizeof *map);
-    a.tma_out = 0;
-    const int64_t row = (int64_t)a.n * a.blocks_per_row;
-    if (!a.tma || L > 7 || !a.vec_out || a.y_stride != row) return;
-    a.tma_out = rotq_tma_map_rows(map, a.y, a.groups << L, a.out_dtype == ROTQ_DTYPE_F32 ? 4 : 2,
-                                  rotq_pow2_out_box<L>(a));
+    return rotq_tma_box_rows(rotq_pow2_plan<L>::TILE * rotq_pow2_plan<L>::SUBTILES *
+                             (a.out_dtype == ROTQ_DTYPE_F32 ? 4 : 2));
 }
 
 // Host: TMA tile loads for this launch when the device has TMA, the input is
 // dense (row blocks back to back, 16-byte aligned, whole 128-byte rows) and
 // each of the grid's blocks gets enough tiles; otherwise a.tma = 0 and the map
-// stays zero (unused). A block's first TMA tile comes later than by cp.async
+// stays zero (unused). With ymap (the Hadamard kernel; the fused kernels pass
+// NULL), also TMA stores for n <= 128 (the tile staged in W for 16-byte stores,
+// rotq_store_small) where the tiles arrive by TMA and the output is dense. A block's first TMA tile comes later than by cp.async
 // (one issuing thread, mbarrier set-up): on the H100, 2^20 elements (one tile
 // per block) ran 2-7% slower by TMA and 2^23 at n >= 2048 (two to three tiles)
 // 3-5% slower, while n <= 128 at 2^23 (1.9 tiles) ran 2-4% faster and
 // 256..1024 the same.
 template <int L, int ES>
-static inline void rotq_pow2_tma_setup(rotq_had_args &a, CUtensorMap *map, int64_t ntiles, int64_t grid,
-                                       const rotq_cuda_device_info *dev) {
+static inline void rotq_pow2_tma_setup(rotq_had_args &a, CUtensorMap *map, CUtensorMap *ymap, int64_t ntiles,
+                                       int64_t grid, const rotq_cuda_device_info *dev) {
     typedef rotq_pow2_smem<L, ES> sm;
     memset(map, 0, sizeof *map);
-    a.tma = 0;
+    if (ymap) memset(ymap, 0, sizeof *ymap);
+    a.tma = a.tma_out = 0;
     const int64_t row = (int64_t)a.n * a.blocks_per_row; // elements of a dense row
     const bool enough = L <= 10 ? 2 * ntiles >= 3 * grid : ntiles >= 4 * grid; // 1.5 or 4 tiles per block
     if (dev->cc_major < 9 || !a.vec_in || a.x_stride != row || !enough) return;
     a.tma = rotq_tma_map_rows(map, a.x, a.groups << L, ES, sm::TMA_BOX);
+    if (!ymap || !a.tma || L > 7 || !a.vec_out || a.y_stride != row) return;
+    a.tma_out = rotq_tma_map_rows(ymap, a.y, a.groups << L, a.out_dtype == ROTQ_DTYPE_F32 ? 4 : 2,
+                                  rotq_pow2_out_box<L>(a));
 }
 
 // Register caps, measured on the H100: n <= 1024 runs best with 64 registers

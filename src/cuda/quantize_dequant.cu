@@ -91,9 +91,7 @@ __global__ void __launch_bounds__(256) rotq_dq_kernel(rotq_dq_args a) {
             if (a.vec_y && full) {
                 uint32_t w[4];
 #pragma unroll
-                for (int k = 0; k < 4; k++)
-                    w[k] = (uint32_t)rotq_to_16(v[2 * k], a.out_dtype) |
-                           ((uint32_t)rotq_to_16(v[2 * k + 1], a.out_dtype) << 16);
+                for (int k = 0; k < 4; k++) w[k] = rotq_pack_16x2(v[2 * k], v[2 * k + 1], a.out_dtype);
                 *(uint4 *)y = make_uint4(w[0], w[1], w[2], w[3]);
             } else {
 #pragma unroll

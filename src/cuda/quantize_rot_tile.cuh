@@ -1,12 +1,13 @@
 // Fused power-of-two rotation + quantize on the Hadamard kernel's pipeline
 // (hadamard_pow2.cuh): a persistent block walks over tiles of TILE_CTA
 // elements, staged global -> shared (by TMA on sm_90 for dense inputs, else
-// 16-byte cp.async) and double-buffered (rotq_stage_tile); phase 0 from the stage, later phases through the padded
-// fp32 buffer W, in the same stage order as the Hadamard kernel and the CPU
-// backend (ascending bits, then * scale). Instead of storing the rotated
-// values, the last phase writes them (scaled) back to W and the block
-// quantizes the tile's rows from W (quantize_tile.cuh), except for int8 / fp8
-// rows of exactly 2^L elements (L >= 6), which are quantized straight from the
+// 16-byte cp.async) and double-buffered (rotq_stage_tile); phase 0 from the
+// stage, later phases through the padded fp32 buffer W, in the same stage order
+// as the Hadamard kernel and the CPU backend (ascending bits, then * scale).
+// Instead of storing the rotated values, the last phase writes them (scaled)
+// back to W and the block quantizes the tile's rows from W (quantize_tile.cuh),
+// except for int8 / fp8 rows of exactly 2^L elements (L >= 6), and int4 rows of
+// one group (2^6, 2^7), which are quantized straight from the
 // last phase's registers (rotq_qt_reg_epilogue: no W round trip, barriers only
 // where a row spans warps, 4-byte coalesced code stores, and a short path for
 // warps without NaN / Inf).
@@ -108,6 +109,13 @@ __device__ __forceinline__ bool rotq_qt_fold(float inv, float m) {
     return (inv == 0.0f) | ((inv <= 0x1p100f) & (fabsf(m) >= 0x1p-126f));
 }
 
+// Whether the register epilogue computes a scale per row: the per-row kinds, and
+// int4 with one group per row (the only int4 shape it takes).
+template <int KIND>
+__host__ __device__ constexpr bool rotq_qt_row_scaled(void) {
+    return rotq_q_kind<KIND>::PER_ROW || KIND == ROTQ_QUANT_INT4_GROUP;
+}
+
 // The codes of the thread's 32 values into cw (byte j of cw[g]: register
 // 4g + j). inv: NR == 1: the row's; NR > 1: row lane >> CB's (PER_ROW kinds;
 // the static inv otherwise). SAFE: see rotq_qt_i8x2; fp8 NaN fix-up.
@@ -117,7 +125,7 @@ __device__ __forceinline__ void rotq_qt_codes(float v[32], float inv, uint32_t c
     constexpr int NR = 1 << (5 - CB);
 #pragma unroll
     for (int rr = 0; rr < NR; rr++) {
-        const float f = ((K::PER_ROW || KIND == ROTQ_QUANT_INT4_GROUP) && NR > 1) ? __shfl_sync(0xffffffffu, inv, rr << CB) : inv;
+        const float f = (rotq_qt_row_scaled<KIND>() && NR > 1) ? __shfl_sync(0xffffffffu, inv, rr << CB) : inv;
 #pragma unroll
         for (int c = 0; c < (1 << CB); c++) v[(rr << CB) | c] = __fmul_rn(v[(rr << CB) | c], f);
     }
@@ -159,7 +167,7 @@ __device__ __forceinline__ void rotq_qt_reg_epilogue(const rotq_q_args &qa, floa
     typedef rotq_pow2_plan<L> plan;
     typedef rotq_q_kind<KIND> K;
     constexpr bool I4 = KIND == ROTQ_QUANT_INT4_GROUP;
-    constexpr bool ROW_AM = K::PER_ROW || I4; // a scale per row
+    constexpr bool ROW_AM = rotq_qt_row_scaled<KIND>();
     constexpr int lo = plan::lo(plan::PHASES - 1);
     constexpr int CB = L - lo < 5 ? L - lo : 5;
     constexpr int NR = 1 << (5 - CB);
@@ -385,7 +393,7 @@ static rotq_status rotq_qt_rot_launch(rotq_q_args qa, const rotq_had_args &a, cu
     if (grid < 1) return ROTQ_OK;
     rotq_had_args t = a;
     CUtensorMap map;
-    rotq_pow2_tma_setup<L, ES>(t, &map, ntiles, grid, dev);
+    rotq_pow2_tma_setup<L, ES>(t, &map, NULL, ntiles, grid, dev);
     rotq_qt_rot_kernel<L, ES><<<(unsigned)grid, plan::THREADS, sm::BYTES, stream>>>(qa, t, map);
     return rotq_cuda_check_launch();
 }

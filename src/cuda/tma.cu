@@ -1,5 +1,5 @@
-// Host side of the TMA tile loads (tma.cuh): the driver entry point, fetched
-// once, and the tensor maps.
+// Host side of the TMA tile loads and stores (tma.cuh): the driver entry point,
+// fetched once, and the tensor maps.
 #include <cudaTypedefs.h> // PFN_cuTensorMapEncodeTiled_v12000
 
 #include "tma.cuh"

@@ -1,9 +1,10 @@
-// Tile loads by the Tensor Memory Accelerator (sm_90) for the persistent
-// power-of-two kernels: a dense input (row blocks back to back) is viewed as
-// rows of 128 bytes, and a tile arrives in one to four box copies issued by a
-// single thread, completing on an mbarrier. The stage is laid out with TMA's
-// 128-byte swizzle, which is rotq_chunk_swizzle (hadamard_plan.cuh), so the
-// cp.async path and the TMA path read the stage alike.
+// Tile loads and stores by the Tensor Memory Accelerator (sm_90) for the
+// persistent power-of-two kernels: a dense input or output (row blocks back to
+// back) is viewed as rows of 128 bytes, and a tile moves in one to four box
+// copies issued by a single thread (loads complete on an mbarrier, stores in a
+// bulk group). Shared memory is laid out with TMA's 128-byte swizzle, which is
+// rotq_chunk_swizzle (hadamard_plan.cuh), so the cp.async path and the TMA path
+// read the stage alike.
 //
 // The driver's cuTensorMapEncodeTiled is fetched at run time
 // (cudaGetDriverEntryPointByVersion): librotq does not link libcuda.
@@ -16,6 +17,12 @@
 
 #define ROTQ_TMA_ROW_BYTES 128 // the swizzle span: one box row
 #define ROTQ_TMA_MAX_BOX_ROWS 256
+
+// Box rows for a tile of tile_bytes: the whole tile, at most 256 rows a box.
+__host__ __device__ constexpr int rotq_tma_box_rows(int tile_bytes) {
+    return tile_bytes / ROTQ_TMA_ROW_BYTES < ROTQ_TMA_MAX_BOX_ROWS ? tile_bytes / ROTQ_TMA_ROW_BYTES
+                                                                    : ROTQ_TMA_MAX_BOX_ROWS;
+}
 
 // Encodes *map for `elements` values of es bytes at base, dense, as rows of 128
 // bytes read in boxes of box_rows rows (<= 256) with the 128-byte swizzle.
