@@ -391,4 +391,29 @@ void ck_op_hadamard(ck_ctx *c) {
         h = base_case(32768, ROTQ_HADAMARD_FACTOR_POW2, F32, F32, 531); /* fp32, one stage: no prefetch */
         emit(c, h);
     }
+
+    /* The factor kernel's TMA stages (sm_90: 16-bit dense inputs without signs, 1.5
+       tiles per resident block) and TMA tile stores (2^m <= 128, dense 16-bit output),
+       rows ragged against the grid. */
+    h = base_case(172 * 64, 172, F16, F16, 1001); /* 11M elements: loads and stores */
+    emit(c, h);
+    if (full) {
+        h = base_case(108 * 128, 108, BF16, BF16, 1003); /* in place */
+        h.inplace = 1;
+        emit(c, h);
+        h = base_case(172 * 64, 172, F16, F32, 1001); /* strided fp32 output: element stores */
+        h.ys = 172 * 64 + 4;
+        emit(c, h);
+        h = base_case(28 * 512, 28, F16, F16, 1001); /* the two-block build, one stage */
+        emit(c, h);
+        h = base_case(28 * 512, 28, BF16, BF16, 301); /* block-diagonal: two row blocks a row */
+        h.cols = h.xs = h.ys = 2 * 28 * 512;
+        emit(c, h);
+        h = base_case(12 * 1024, 12, BF16, F32, 2003);
+        emit(c, h);
+        h = base_case(20 * 1024, 20, F16, BF16, 801); /* the wide build */
+        emit(c, h);
+        h = base_case(40 * 1024, 40, F16, F16, 401); /* column slices */
+        emit(c, h);
+    }
 }

@@ -513,6 +513,14 @@ void ck_op_quantize(ck_ctx *c) {
                     0);
         run_case(c, q);
     }
+    /* The fused factor kernel with TMA stages (1001 rows of 14336: 1.5 tiles per block). */
+    q = rotated(base(ROTQ_QUANT_INT8_ROW, 0, ROTQ_DTYPE_F16, 1001, 14336), 14336, ROTQ_HADAMARD_FACTOR_AUTO, 0, 0);
+    run_case(c, q);
+    if (full) {
+        q = rotated(base(ROTQ_QUANT_INT4_GROUP, 128, ROTQ_DTYPE_BF16, 1001, 11008), 11008, ROTQ_HADAMARD_FACTOR_AUTO,
+                    0, 0);
+        run_case(c, q);
+    }
     /* Model-sized rotated rows, row sums off, another static scale. */
     q = rotated(base(ROTQ_QUANT_INT8_ROW, 0, ROTQ_DTYPE_F16, 3, 14336), 14336, ROTQ_HADAMARD_FACTOR_AUTO, 0, 1);
     run_case(c, q);

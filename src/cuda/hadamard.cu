@@ -139,6 +139,7 @@ extern "C" rotq_status rotq__cuda_hadamard(const rotq_exec *exec, const rotq__ha
     if (st0 != ROTQ_OK) return st0;
     a.vec_in = in_rows_aligned;
     a.vec_out = 0;
+    a.y_packed = y->stride == y->cols;
     rotq_status st1 = es == 4 ? rotq_dispatch_factor_es4(L, a, fl, stream, dev)
                               : rotq_dispatch_factor_es2(L, a, fl, stream, dev);
     if (st1 != ROTQ_ERR_NOT_SUPPORTED) return st1;

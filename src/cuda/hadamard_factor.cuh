@@ -181,6 +181,31 @@ __device__ __forceinline__ void rotq_fill_part(const rotq_had_args &a, const rot
         rotq_fill_slice<L, ES>(a, f, tile, c0, ls, stg);
 }
 
+// The stage of rotq_fill_part by TMA (a.tma: 16-bit dense row blocks, no signs,
+// 2^ls >= 64): thread 0 loads one box of the 4-D map (rotq_tma_map_factor),
+// completing on the stage's mbarrier. The stage was read by the generic proxy
+// before the caller's barrier: the fence orders that before the TMA's writes.
+__device__ __forceinline__ void rotq_factor_tma_fill(const rotq_had_factor &f, const CUtensorMap *xmap, int64_t tile,
+                                                     int c0, int ls, char *stg, uint32_t mbar) {
+    if (threadIdx.x != 0) return;
+    ptx_fence_proxy_async_smem();
+    const int G = f.groups_per_block;
+    ptx_mbarrier_arrive_expect_tx(mbar, (uint32_t)(G * f.k) << (ls + 1));
+    ptx_tma_load_4d(ptx_smem_addr(stg), xmap, 0, 0, c0 >> 6, (int32_t)(tile * G), mbar);
+}
+
+// Issues a stage's copies: by TMA (nothing to commit) or by cp.async (the
+// caller commits the group).
+template <int L, int ES>
+__device__ __forceinline__ void rotq_factor_fill(const rotq_had_args &a, const rotq_had_factor &f,
+                                                 const CUtensorMap *xmap, int64_t tile, int c0, int ls, char *stg,
+                                                 uint32_t mbar) {
+    if (rotq_tma_on(a.tma))
+        rotq_factor_tma_fill(f, xmap, tile, c0, ls, stg, mbar);
+    else
+        rotq_fill_part<L, ES>(a, f, tile, c0, ls, stg);
+}
+
 // Element (krow k, slice column jr) of local row block gl, from a stage that
 // holds columns c0 .. c0 + 2^ls - 1 of every K row, sign applied, as raw 16
 // bits (ES == 2) or fp32 bits (ES == 4). k >= K reads as 0.
@@ -237,15 +262,22 @@ __device__ __forceinline__ void rotq_factor_load_b(const rotq_had_args &a, const
         const int mi = lane >> 3, r = lane & 7;
         const int lc = rotq_stage_lc<ES>(ls);
         const int k0 = 8 * (mi & 1) + r; // this lane's row in k tile 0
-        const unsigned e0 = (unsigned)(((gl * f.k + k0) << ls) + j0 + 8 * (mi >> 1));
-        // Rows of >= 8 chunks: k tile kt is 16 rows further, the same swizzle.
-        const char *row0 = stg + rotq_stage_swizzle(e0 >> 3, lc) * 16;
+        const int j = j0 + 8 * (mi >> 1);
+        const unsigned e0 = (unsigned)(((gl * f.k + k0) << ls) + j);
+        const bool tma = rotq_tma_on(a.tma);
+        // TMA stage: line (gl * 2^(ls-6) + j / 64) * K + k of 128 bytes, its chunks
+        // XORed with the line's low 3 bits. Either layout: k tile kt is 16 rows
+        // further with the same swizzle (rows of >= 8 chunks), a constant offset.
+        const unsigned line = (unsigned)((((gl << ls) + j) >> 6) * f.k + k0);
+        const char *row0 = tma ? stg + line * ROTQ_TMA_ROW_BYTES + ((((unsigned)j >> 3) & 7u) ^ (line & 7u)) * 16
+                               : stg + rotq_stage_swizzle(e0 >> 3, lc) * 16;
 #pragma unroll
         for (int kt = 0; kt < KTMAX; kt++) {
             if (kt >= f.kt) break;
             const int k = 16 * kt + k0;
-            const char *row = lc >= 3 ? row0 + (kt << (lc + 8))
-                                      : stg + rotq_stage_swizzle((e0 >> 3) + (kt << (ls + 1)), lc) * 16;
+            const char *row = tma       ? row0 + kt * 16 * ROTQ_TMA_ROW_BYTES
+                              : lc >= 3 ? row0 + (kt << (lc + 8))
+                                        : stg + rotq_stage_swizzle((e0 >> 3) + (kt << (ls + 1)), lc) * 16;
             uint32_t q[4];
             ptx_ldmatrix_x4_trans(q, ptx_smem_addr(k < f.k ? row : zero16));
             b[kt][0][0][0] = q[0];
@@ -420,9 +452,14 @@ __device__ __forceinline__ void rotq_factor_k_step(const rotq_had_args &a, const
         rotq_factor_columns<L, ES, KTMAX>(a, f, stg, zero16, afr, W, g0, grp * cols::WIDTH, c0, ls, mt0, mt1);
 }
 
-// Shared memory of the factor kernel: A fragments, two stages, W.
+// Shared memory of the factor kernel: A fragments, a zero chunk and the stage
+// mbarriers (the head), then one or two stages, then W. Stages start at 1024-byte
+// boundaries, as TMA's 128-byte swizzle needs.
 __host__ __device__ inline size_t rotq_factor_stage_bytes(int G, int n, int es) {
-    return ((size_t)G * n * es + 127) & ~(size_t)127; // the chunk swizzle permutes within 128 B
+    return ((size_t)G * n * es + 1023) & ~(size_t)1023;
+}
+__host__ __device__ inline size_t rotq_factor_head_bytes(int kt) {
+    return ((size_t)kt * kt * 512 + 128 + 16 + 1023) & ~(size_t)1023;
 }
 
 // Block shape and the blocks per SM its register cap aims at. 16-bit inputs
@@ -452,29 +489,42 @@ struct rotq_factor_shape {
 // whole tiles, whose copies the kernel issues as soon as the previous K step
 // has freed the stage), wait for this stage, and run the K step on its
 // columns: c0 .. c0 + 2^ls - 1 of every K row of the tile's G row blocks, into W.
+// `uses` counts the block's stages so far: stage buffer uses & 1 (two stages),
+// and with TMA the k-th use of a buffer's mbarrier (mbar0 + 8 * buffer) waits
+// for phase parity k & 1.
 template <int L, int ES, int KTMAX>
-__device__ __forceinline__ void rotq_factor_stage_step(const rotq_had_args &a, const rotq_had_factor &f, int64_t tile,
-                                                       int64_t ntiles, int c0, int ls, int &buf, char *stage0,
-                                                       unsigned stage_bytes, const char *zero16, const uint32_t *afr,
-                                                       float *W, bool issued, int nwarps) {
+__device__ __forceinline__ void rotq_factor_stage_step(const rotq_had_args &a, const rotq_had_factor &f,
+                                                       const CUtensorMap *xmap, int64_t tile, int64_t ntiles, int c0,
+                                                       int ls, unsigned &uses, char *stage0,
+                                                       unsigned stage_bytes, uint32_t mbar0, const char *zero16,
+                                                       const uint32_t *afr, float *W, bool issued, int nwarps) {
     const int G = f.groups_per_block;
+    const bool tma = rotq_tma_on(a.tma);
+    const int buf = f.stages == 2 ? (int)(uses & 1u) : 0;
     __syncthreads();
     if (f.stages == 2) {
         const int c1 = c0 + (1 << ls);
         const int64_t nt = c1 < (1 << L) ? tile : tile + gridDim.x;
-        if (nt < ntiles) rotq_fill_part<L, ES>(a, f, nt, c1 < (1 << L) ? c1 : 0, ls, stage0 + (buf ^ 1) * stage_bytes);
-        ptx_cp_async_commit();
-        ptx_cp_async_wait<1>();
+        if (nt < ntiles)
+            rotq_factor_fill<L, ES>(a, f, xmap, nt, c1 < (1 << L) ? c1 : 0, ls, stage0 + (buf ^ 1) * stage_bytes,
+                                    mbar0 + 8 * (buf ^ 1));
+        if (!tma) {
+            ptx_cp_async_commit();
+            ptx_cp_async_wait<1>();
+        }
     } else {
         if (!issued) {
-            rotq_fill_part<L, ES>(a, f, tile, c0, ls, stage0);
-            ptx_cp_async_commit();
+            rotq_factor_fill<L, ES>(a, f, xmap, tile, c0, ls, stage0, mbar0);
+            if (!tma) ptx_cp_async_commit();
         }
-        ptx_cp_async_wait<0>();
+        if (!tma) ptx_cp_async_wait<0>();
     }
-    __syncthreads();
+    if (tma)
+        rotq_tma_wait(mbar0 + 8 * buf, (f.stages == 2 ? uses >> 1 : uses) & 1u);
+    else
+        __syncthreads();
+    uses++;
     const char *stg = stage0 + buf * stage_bytes;
-    buf ^= f.stages - 1;
 
     rotq_factor_k_step<L, ES, KTMAX>(a, f, tile * G, c0, ls, stg, zero16, afr, W, nwarps);
 }
@@ -490,11 +540,12 @@ __device__ __forceinline__ void rotq_factor_stage_step(const rotq_had_args &a, c
 template <int L, int ES, int KTMAX, bool QUANT, bool SLICED, bool WIDE>
 __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX, WIDE>::THREADS),
                                   (rotq_factor_shape<L, ES, KTMAX, WIDE>::BLOCKS))
-    rotq_had_factor_kernel(rotq_had_args a, const __grid_constant__ rotq_had_factor f, rotq_q_args qa) {
+    rotq_had_factor_kernel(rotq_had_args a, const __grid_constant__ rotq_had_factor f, rotq_q_args qa,
+                           const __grid_constant__ CUtensorMap xmap, const __grid_constant__ CUtensorMap ymap) {
     typedef rotq_pow2_plan<L> plan;
     // Threads of the block: the build's, or the launcher's choice (WIDE).
     const int nthreads = WIDE ? (int)blockDim.x : rotq_factor_shape<L, ES, KTMAX, WIDE>::THREADS;
-    extern __shared__ __align__(16) char rotq_fsmem[];
+    extern __shared__ __align__(1024) char rotq_fsmem[];
     __shared__ uint32_t red[QUANT ? 32 : 1]; // team reductions of the quantize epilogue
     // Per-row absmax of int8 / fp8 rows, taken in the last phase (one buffer
     // per tile parity: the next tile's is cleared while this one's is in use).
@@ -505,7 +556,8 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX, WIDE>::THREAD
     const int stages = f.stages; // 2: prefetch the next stage; 1: rely on two blocks per SM
     uint32_t *afr = (uint32_t *)rotq_fsmem;
     char *zero16 = rotq_fsmem + f.kt * f.kt * 512;
-    char *stage0 = zero16 + 128;
+    const uint32_t mbar0 = ptx_smem_addr(zero16 + 128); // stage b's: mbar0 + 8 b
+    char *stage0 = rotq_fsmem + rotq_factor_head_bytes(f.kt);
     float *W = (float *)(stage0 + stages * stage_bytes);
     const int64_t ntiles = (a.groups + G - 1) / G;
     const unsigned sub = threadIdx.x / plan::SUB_THREADS;
@@ -517,34 +569,50 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX, WIDE>::THREAD
     // every subtile lies in one row.
     const bool pre_am = QUANT && (qa.kind == ROTQ_QUANT_INT8_ROW || qa.kind == ROTQ_QUANT_FP8_ROW) &&
                         a.n % plan::TILE == 0 && G <= ROTQ_FACTOR_AM_ROWS;
+    if (rotq_tma_on(a.tma) && threadIdx.x == 0) {
+        ptx_mbarrier_init(mbar0, 1);
+        ptx_mbarrier_init(mbar0 + 8, 1);
+        ptx_fence_mbarrier_init();
+    }
     rotq_build_factor_frags(f, afr);
     if (threadIdx.x < 8) ((uint4 *)zero16)[threadIdx.x] = make_uint4(0, 0, 0, 0);
     if (QUANT && threadIdx.x < 2 * ROTQ_FACTOR_AM_ROWS) (&row_am[0][0])[threadIdx.x] = 0u;
+    __syncthreads(); // the mbarriers are initialized before any thread uses them
     // One stage of whole tiles: the copies of the next tile go out as soon as
     // the K step has read the stage, and arrive during the phases. Two-block
     // builds only (the one-block builds have two stages wherever their shared
     // memory allows, and the extra state cost their phases registers: 108 *
     // 128 and 172 * 64 measured 2-5% slower).
     const bool early = rotq_factor_shape<L, ES, KTMAX, WIDE>::TWO && !SLICED && stages == 1;
-    if ((stages == 2 || early) && (int64_t)blockIdx.x < ntiles) rotq_fill_part<L, ES>(a, f, blockIdx.x, 0, ls, stage0);
+    // n = K * 2^L with 2^L <= 128 (a.tma_out, never with `early`): the rows are
+    // done after phase 0 and lane butterflies, and the tile leaves by TMA from the
+    // stage the K step has just read, in the output dtype.
+    const bool out_tma = !QUANT && L <= 7 && rotq_tma_on(a.tma_out);
+    const int os = a.out_dtype == ROTQ_DTYPE_F32 ? 4 : 2;
+    if ((stages == 2 || early) && (int64_t)blockIdx.x < ntiles)
+        rotq_factor_fill<L, ES>(a, f, &xmap, blockIdx.x, 0, ls, stage0, mbar0);
     ptx_cp_async_commit();
-    int buf = 0, par = 0; // par: the parity of the block's tile count
+    int par = 0; // the parity of the block's tile count
+    unsigned uses = 0;
     for (int64_t tile = blockIdx.x; tile < ntiles; tile += gridDim.x, par ^= 1) {
         const int64_t g0 = tile * G;
+        // The previous tile's TMA store has read its stage before it is refilled.
+        if (out_tma && threadIdx.x == 0) ptx_bulk_wait_read<0>();
         if (!SLICED) {
-            rotq_factor_stage_step<L, ES, KTMAX>(a, f, tile, ntiles, 0, L, buf, stage0, stage_bytes, zero16, afr, W,
-                                                 early, nthreads / 32);
+            rotq_factor_stage_step<L, ES, KTMAX>(a, f, &xmap, tile, ntiles, 0, L, uses, stage0, stage_bytes,
+                                                 mbar0, zero16, afr, W, early, nthreads / 32);
         } else {
 #pragma unroll 1
             for (int c0 = 0; c0 < (1 << L); c0 += 1 << ls)
-                rotq_factor_stage_step<L, ES, KTMAX>(a, f, tile, ntiles, c0, ls, buf, stage0, stage_bytes, zero16, afr,
-                                                     W, false, nthreads / 32);
+                rotq_factor_stage_step<L, ES, KTMAX>(a, f, &xmap, tile, ntiles, c0, ls, uses, stage0,
+                                                     stage_bytes, mbar0, zero16, afr, W, false, nthreads / 32);
         }
         __syncthreads();
         if (early) {
-            if (tile + gridDim.x < ntiles) rotq_fill_part<L, ES>(a, f, tile + gridDim.x, 0, L, stage0);
+            if (tile + gridDim.x < ntiles) rotq_factor_fill<L, ES>(a, f, &xmap, tile + gridDim.x, 0, L, stage0, mbar0);
             ptx_cp_async_commit();
         }
+        char *ostage = stage0 + (stages == 2 ? (uses - 1) & 1u : 0u) * stage_bytes; // the stage just read (out_tma)
 
         // The other parity's absmax (last read by the previous tile's epilogue,
         // before this tile's first barrier) is cleared for the next tile.
@@ -561,6 +629,20 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX, WIDE>::THREAD
 #pragma unroll
             for (int r = 0; r < 32; r++) v[r] = sub_base < total ? W[base + (unsigned)r] : 0.0f;
             rotq_phase<L>(0, v);
+            if (!QUANT && L <= 7 && out_tma) {
+                // Bits 5 and 6 are lane bits 0 and 1 in phase 0: a thread ends
+                // with 32 consecutive outputs, staged as 16-byte chunks under the
+                // chunk swizzle (TMA's; total is a multiple of 32).
+                if (L >= 6) rotq_lane_butterfly(v, 1);
+                if (L >= 7) rotq_lane_butterfly(v, 2);
+                const unsigned local0 = sub_base + 32 * tid;
+                if (local0 < total) {
+#pragma unroll
+                    for (int r = 0; r < 32; r++) v[r] *= a.scale;
+                    rotq_stage_out32(ostage, local0, os, a.out_dtype, v);
+                }
+                continue;
+            }
             if (!QUANT) {
                 rotq_pow2_phases<L, true>(a, W, sub_base, tid, sub_base, total, f.k, g0, v);
                 continue;
@@ -586,6 +668,13 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX, WIDE>::THREAD
                     atomicMax(&row_am[par][sub_base / (unsigned)a.n], __float_as_uint(m));
             }
         }
+        if (out_tma) {
+            ptx_fence_proxy_async_smem(); // this thread's chunks, before the TMA reads them
+            __syncthreads();
+            if (threadIdx.x == 0)
+                rotq_tma_store_rows(&ymap, g0 * a.n * os / ROTQ_TMA_ROW_BYTES, (int)(total * os / ROTQ_TMA_ROW_BYTES),
+                                    rotq_tma_box_rows((int)(total * os)), ostage);
+        }
         if (QUANT) {
             __syncthreads();
             const int64_t left = a.groups - g0;
@@ -597,4 +686,5 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX, WIDE>::THREAD
         }
     }
     ptx_cp_async_wait<0>();
+    if (out_tma && threadIdx.x == 0) ptx_bulk_wait_read<0>(); // the stage is read before the block ends
 }

@@ -130,8 +130,7 @@ static size_t rotq_factor_smem(const rotq_had_args &a, const rotq_had_factor &f,
     const int64_t pass = plan::SUB_THREADS == 32 ? (int64_t)plan::TILE
                                                  : (int64_t)plan::TILE * (threads / plan::SUB_THREADS);
     const int64_t w_elems = (elems + pass - 1) / pass * pass;
-    return (size_t)f.kt * f.kt * 512 + 128 +
-           stages * rotq_factor_stage_bytes(f.groups_per_block, f.k << ls, ES) +
+    return rotq_factor_head_bytes(f.kt) + stages * rotq_factor_stage_bytes(f.groups_per_block, f.k << ls, ES) +
            (size_t)rotq_w_slots((unsigned)w_elems) * 4;
 }
 
@@ -161,6 +160,33 @@ static rotq_status rotq_factor_staging(const rotq_had_args &a, rotq_had_factor &
     return ROTQ_ERR_NOT_SUPPORTED;
 }
 
+// Host: TMA for the factor kernel on sm_90. Stage loads (a.tma, xmap) for 16-bit
+// inputs without signs whose row blocks sit at a fixed stride, stages at least
+// 64 columns wide, and 1.5 tiles per block or more (as the power-of-two kernel:
+// a block's first tile comes later by TMA). Tile stores (a.tma_out, ymap) for
+// 2^L <= 128 (the rows end in phase-0 layout and leave from the stage the K step
+// has read, so not with `early`'s single stage, which is refilled by then) when
+// the output's row blocks are back to back, in whole 128-byte rows.
+template <int L, int ES, int KTMAX, bool QUANT, bool SLICED, bool WIDE>
+static inline void rotq_factor_tma_setup(rotq_had_args &a, const rotq_had_factor &f, CUtensorMap *xmap,
+                                         CUtensorMap *ymap, int64_t ntiles, int64_t grid,
+                                         const rotq_cuda_device_info *dev) {
+    memset(xmap, 0, sizeof *xmap);
+    memset(ymap, 0, sizeof *ymap);
+    a.tma = a.tma_out = 0;
+    if (dev->cc_major < 9) return;
+    const int G = f.groups_per_block;
+    const int64_t gstride = a.blocks_per_row == 1                       ? a.x_stride
+                            : a.x_stride == (int64_t)a.n * a.blocks_per_row ? (int64_t)a.n
+                                                                            : -1;
+    if (ES == 2 && !a.signs && a.vec_in && gstride > 0 && f.slice_log >= 6 && 2 * ntiles >= 3 * grid)
+        a.tma = rotq_tma_map_factor(xmap, a.x, f.k, L, f.slice_log, a.groups, gstride, G);
+    const bool early = rotq_factor_shape<L, ES, KTMAX, WIDE>::TWO && !SLICED && f.stages == 1;
+    const int os = a.out_dtype == ROTQ_DTYPE_F32 ? 4 : 2;
+    if (!QUANT && L <= 7 && !early && a.y_packed && os <= ES && ((int64_t)a.n * os) % ROTQ_TMA_ROW_BYTES == 0)
+        a.tma_out = rotq_tma_map_rows(ymap, a.y, a.groups * a.n, os, rotq_tma_box_rows((int)((int64_t)G * a.n * os)));
+}
+
 // Launches one build of the factor kernel (its own register cache).
 template <int L, int ES, int KTMAX, bool QUANT, bool SLICED, bool WIDE>
 static rotq_status rotq_launch_factor_build(const rotq_had_args &a, const rotq_had_factor &f, const rotq_q_args &q,
@@ -172,7 +198,11 @@ static rotq_status rotq_launch_factor_build(const rotq_had_args &a, const rotq_h
     const rotq_status st = rotq_persistent_grid((const void *)rotq_had_factor_kernel<L, ES, KTMAX, QUANT, SLICED, WIDE>,
                                                 threads, smem, regs, dev, ntiles, &grid);
     if (st != ROTQ_OK) return st;
-    rotq_had_factor_kernel<L, ES, KTMAX, QUANT, SLICED, WIDE><<<(unsigned)grid, threads, smem, stream>>>(a, f, q);
+    rotq_had_args t = a;
+    CUtensorMap xmap, ymap;
+    rotq_factor_tma_setup<L, ES, KTMAX, QUANT, SLICED, WIDE>(t, f, &xmap, &ymap, ntiles, grid, dev);
+    rotq_had_factor_kernel<L, ES, KTMAX, QUANT, SLICED, WIDE>
+        <<<(unsigned)grid, threads, smem, stream>>>(t, f, q, xmap, ymap);
     return rotq_cuda_check_launch();
 }
 

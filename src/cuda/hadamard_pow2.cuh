@@ -256,6 +256,27 @@ __device__ __forceinline__ void rotq_pow2_phases(const rotq_had_args &a, float *
     constexpr int CB = L - lo < 5 ? L - lo : 5;  // column bits among the register bits
     constexpr int NR = 1 << (5 - CB);            // rows a thread stores to
     const int64_t e0 = e_tile + rotq_phase_dep(tid, lo);
+    if (KF && a.y_packed) {
+        // Row blocks of y back to back: the tile's order in W is y's from row
+        // block g0 on, so one base and compile-time offsets (no row arithmetic).
+        const int64_t left = (a.groups - g0) * (int64_t)a.n, lim = left < total ? left : total;
+        if (e0 >= lim) return;
+        const int64_t off = g0 * (int64_t)a.n + e0;
+#pragma unroll
+        for (int rr = 0; rr < NR; rr++) {
+            if (e0 + ((int64_t)rr << L) >= lim) break;
+            if (a.out_dtype == ROTQ_DTYPE_F32) {
+                float *y = (float *)a.y + off + (rr << L);
+#pragma unroll
+                for (int c = 0; c < (1 << CB); c++) y[c << lo] = v[(rr << CB) | c] * a.scale;
+            } else {
+                uint16_t *y = (uint16_t *)a.y + off + (rr << L);
+#pragma unroll
+                for (int c = 0; c < (1 << CB); c++) y[c << lo] = rotq_to_16(v[(rr << CB) | c] * a.scale, a.out_dtype);
+            }
+        }
+        return;
+    }
     if (e0 >= total) return;
     const int64_t R0 = e0 >> L;
     const int64_t col0 = e0 & ((1 << L) - 1);
@@ -439,6 +460,28 @@ __device__ __forceinline__ void rotq_read_stage32(const char *stage, unsigned lo
     }
 }
 
+// This thread's 32 consecutive outputs, from tile-local element local0 on, into
+// a buffer of 16-byte chunks under the chunk swizzle (TMA's), in the output
+// dtype (os bytes).
+__device__ __forceinline__ void rotq_stage_out32(char *buf, unsigned local0, int os, int dtype, const float v[32]) {
+    const int per = 16 / os;
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        if (i * per >= 32) break;
+        uint4 u;
+        if (os == 4) {
+            u = make_uint4(__float_as_uint(v[4 * i]), __float_as_uint(v[4 * i + 1]), __float_as_uint(v[4 * i + 2]),
+                           __float_as_uint(v[4 * i + 3]));
+        } else {
+            uint32_t w[4];
+#pragma unroll
+            for (int j = 0; j < 4; j++) w[j] = rotq_pack_16x2(v[8 * i + 2 * j], v[8 * i + 2 * j + 1], dtype);
+            u = make_uint4(w[0], w[1], w[2], w[3]);
+        }
+        *(uint4 *)(buf + rotq_chunk_swizzle(local0 / per + i) * 16) = u;
+    }
+}
+
 // Single-phase sizes (n <= 32): a thread's 32 values are whole row blocks.
 // With vector output the results go through shared memory (W) so that the
 // global stores are 16-byte and lane-contiguous; otherwise element stores.
@@ -458,21 +501,7 @@ __device__ __forceinline__ void rotq_store_small(const rotq_had_args &a, char *W
         return;
     }
     const int os = a.out_dtype == ROTQ_DTYPE_F32 ? 4 : 2, per = 16 / os;
-#pragma unroll
-    for (int i = 0; i < 8; i++) {
-        if (i * per >= 32) break;
-        uint4 u;
-        if (os == 4) {
-            u = make_uint4(__float_as_uint(v[4 * i]), __float_as_uint(v[4 * i + 1]), __float_as_uint(v[4 * i + 2]),
-                           __float_as_uint(v[4 * i + 3]));
-        } else {
-            uint32_t w[4];
-#pragma unroll
-            for (int j = 0; j < 4; j++) w[j] = rotq_pack_16x2(v[8 * i + 2 * j], v[8 * i + 2 * j + 1], a.out_dtype);
-            u = make_uint4(w[0], w[1], w[2], w[3]);
-        }
-        *(uint4 *)(W + rotq_chunk_swizzle(local0 / per + i) * 16) = u;
-    }
+    rotq_stage_out32(W, local0, os, a.out_dtype, v);
     if (rotq_tma_on(a.tma_out)) {
         ptx_fence_proxy_async_smem(); // this thread's W writes, before the TMA reads them
         __syncthreads();

@@ -172,6 +172,18 @@ __device__ __forceinline__ void ptx_tma_load_2d(uint32_t smem_addr, const void *
 #endif
 }
 
+// Tensor (TMA) load of one box at coordinates (c0, c1, c2, c3) of a 4-D tensor map
+// into this block's shared memory; completes the box's bytes on the mbarrier (sm_90).
+__device__ __forceinline__ void ptx_tma_load_4d(uint32_t smem_addr, const void *map, int32_t c0, int32_t c1,
+                                                int32_t c2, int32_t c3, uint32_t mbar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, "
+                 "%3, %4, %5}], [%6];\n" ::"r"(smem_addr),
+                 "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(mbar)
+                 : "memory");
+#endif
+}
+
 // Tensor (TMA) store of one box at coordinates (c0, c1) of a 2-D tensor map from
 // this block's shared memory, in this thread's current bulk group (sm_90).
 __device__ __forceinline__ void ptx_tma_store_2d(const void *map, int32_t c0, int32_t c1, uint32_t smem_addr) {
