@@ -185,9 +185,13 @@ __device__ __forceinline__ void rotq_fill_part(const rotq_had_args &a, const rot
 // 2^ls >= 64): thread 0 loads one box of the 4-D map (rotq_tma_map_factor),
 // completing on the stage's mbarrier. The stage was read by the generic proxy
 // before the caller's barrier: the fence orders that before the TMA's writes.
+// A TMA tile store out of this stage (a.tma_out), issued by thread 0 too, has
+// read it first: waiting here rather than before the barrier keeps the other
+// warps from waiting on the store.
 __device__ __forceinline__ void rotq_factor_tma_fill(const rotq_had_factor &f, const CUtensorMap *xmap, int64_t tile,
                                                      int c0, int ls, char *stg, uint32_t mbar) {
     if (threadIdx.x != 0) return;
+    ptx_bulk_wait_read<0>();
     ptx_fence_proxy_async_smem();
     const int G = f.groups_per_block;
     ptx_mbarrier_arrive_expect_tx(mbar, (uint32_t)(G * f.k) << (ls + 1));
@@ -596,8 +600,9 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX, WIDE>::THREAD
     unsigned uses = 0;
     for (int64_t tile = blockIdx.x; tile < ntiles; tile += gridDim.x, par ^= 1) {
         const int64_t g0 = tile * G;
-        // The previous tile's TMA store has read its stage before it is refilled.
-        if (out_tma && threadIdx.x == 0) ptx_bulk_wait_read<0>();
+        // The previous tile's TMA store has read its stage before it is refilled
+        // (by TMA: thread 0 waits before it issues the copy, rotq_factor_tma_fill).
+        if (out_tma && !rotq_tma_on(a.tma) && threadIdx.x == 0) ptx_bulk_wait_read<0>();
         if (!SLICED) {
             rotq_factor_stage_step<L, ES, KTMAX>(a, f, &xmap, tile, ntiles, 0, L, uses, stage0, stage_bytes,
                                                  mbar0, zero16, afr, W, early, nthreads / 32);

@@ -348,9 +348,11 @@ __device__ __forceinline__ void rotq_stage_tile(const rotq_had_args &a, int64_t 
     typedef rotq_pow2_smem<L, ES> sm;
     if (rotq_tma_on(a.tma)) {
         if (threadIdx.x == 0) {
-            // The stage was W of an earlier tile (generic-proxy accesses, ordered
-            // before this point by the caller's barrier): order them before the
-            // TMA's writes (async proxy).
+            // A TMA store of an earlier tile out of this region (a.tma_out, issued
+            // by this thread) has read it. The stage was W of an earlier tile
+            // (generic-proxy accesses, ordered before this point by the caller's
+            // barrier): order them before the TMA's writes (async proxy).
+            ptx_bulk_wait_read<0>();
             ptx_fence_proxy_async_smem();
             rotq_tma_load_rows(tmap, tile * sm::TMA_ROWS, sm::TMA_ROWS, sm::TMA_BOX, stage, mbar);
         }
@@ -587,8 +589,12 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_pow2_min_bloc
     rotq_pow2_init_tma<L, ES>(a, rotq_smem);
     rotq_pow2_first_tile<L, ES>(a, ntiles, total, rotq_smem, &tmap);
     for (int64_t tile = blockIdx.x; tile < ntiles; tile += gridDim.x, it++) {
-        // The previous tile's TMA store has read its W before anything reuses it.
-        if (rotq_tma_on(a.tma_out) && threadIdx.x == 0) ptx_bulk_wait_read<0>();
+        // The previous tile's TMA store has read its W before anything reuses it:
+        // with prefetch, the next writes there are the TMA load of the tile after
+        // next (rotq_stage_tile waits in the issuing thread) and, for odd tiles,
+        // the staged stores two tiles on, which come after a barrier that follows
+        // that wait; with one stage, every thread's, so the wait comes first.
+        if (rotq_tma_on(a.tma_out) && !sm::PREFETCH && threadIdx.x == 0) ptx_bulk_wait_read<0>();
         char *cur = rotq_pow2_tile_stage<L, ES>(a, tile, ntiles, total, rotq_smem, &tmap, it);
         const int64_t e_first = tile * sm::TILE_CTA;
         float v[32];
