@@ -77,15 +77,42 @@ __device__ __forceinline__ uint32_t rotq_factor_entry16(const rotq_had_factor &f
 }
 
 // Builds the A fragments of H_K for every (m tile, k tile) in shared memory, in
-// the order each lane reads them back as one 16-byte load.
+// the order each lane reads them back as one 16-byte load: lane (gq, tq) of tile
+// (mt, kt) holds rows 16mt + gq (+ 8) at columns 16kt + 2tq (+ 1, + 8, + 9). Warp
+// w takes tiles w, w + warps, ... (the tile's (mt, kt) advanced without a
+// division). Without transposition a row's 16 columns of a k tile are one
+// 16-bit field of its sign bits (16kt is a multiple of 16).
 __device__ __forceinline__ void rotq_build_factor_frags(const rotq_had_factor &f, uint32_t *afr) {
-    const int count = f.kt * f.kt * 128;
-    for (int i = threadIdx.x; i < count; i += blockDim.x) {
-        int q = i & 3, lane = (i >> 2) & 31, tile = i >> 7;
-        int mt = tile / f.kt, kt = tile - mt * f.kt;
-        int row = 16 * mt + (lane >> 2) + (q & 1) * 8;
-        int col = 16 * kt + 2 * (lane & 3) + (q >> 1) * 8;
-        afr[i] = rotq_factor_entry16(f, row, col) | (rotq_factor_entry16(f, row, col + 1) << 16);
+    const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
+    const int warps = blockDim.x >> 5, tiles = f.kt * f.kt;
+    const uint32_t one = f.f16_mma ? 0x3c00u : 0x3f80u;
+    int tile = threadIdx.x >> 5, mt = 0, kt = tile;
+    while (kt >= f.kt) kt -= f.kt, mt++;
+    for (; tile < tiles; tile += warps) {
+        uint32_t w[4];
+        if (!f.transpose) {
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const int r = 16 * mt + gq + 8 * h;
+                const uint32_t bits = r < f.k ? f.bits[r * f.words + (kt >> 1)] >> ((kt & 1) * 16) : 0u;
+#pragma unroll
+                for (int q = 0; q < 2; q++) { // w[h + 2q]: columns 2tq + 8q, + 1
+                    const int c = 16 * kt + 2 * tq + 8 * q;
+                    const uint32_t e0 = r < f.k && c < f.k ? one | (((bits >> (c & 15)) & 1u) << 15) : 0u;
+                    const uint32_t e1 = r < f.k && c + 1 < f.k ? one | (((bits >> ((c + 1) & 15)) & 1u) << 15) : 0u;
+                    w[h + 2 * q] = e0 | (e1 << 16);
+                }
+            }
+        } else {
+#pragma unroll
+            for (int q = 0; q < 4; q++) {
+                const int row = 16 * mt + gq + (q & 1) * 8, col = 16 * kt + 2 * tq + (q >> 1) * 8;
+                w[q] = rotq_factor_entry16(f, row, col) | (rotq_factor_entry16(f, row, col + 1) << 16);
+            }
+        }
+        ((uint4 *)afr)[tile * 32 + lane] = make_uint4(w[0], w[1], w[2], w[3]);
+        kt += warps;
+        while (kt >= f.kt) kt -= f.kt, mt++;
     }
 }
 
@@ -429,31 +456,52 @@ __device__ __forceinline__ void rotq_factor_columns(const rotq_had_args &a, cons
         rotq_factor_mma_store<L, ES, KTMAX, false>(f, afr, b, W, col0, c0, ls, mt0, mt1);
 }
 
-// The K step of one stage over the block's warps. Warp tasks: (column group of
-// WIDTH, range of m tiles). With fewer column groups than warps (large K,
-// small 2^L: 172 * 64 has 4 groups of 16 columns) the m tiles are split too,
-// and every warp has at most one task. Stage columns: G row blocks x 2^ls, a
-// multiple of WIDTH (host).
-template <int L, int ES, int KTMAX>
-__device__ __forceinline__ void rotq_factor_k_step(const rotq_had_args &a, const rotq_had_factor &f, int64_t g0,
-                                                   int c0, int ls, const char *stg, const char *zero16,
-                                                   const uint32_t *afr, float *W, int nwarps) {
+// The K step's warp tasks: (column group of WIDTH, range of m tiles). With
+// fewer column groups than warps (large K, small 2^L: 172 * 64 has 4 groups of
+// 16 columns) the m tiles are split too, and every warp has at most one task.
+// Stage columns: G row blocks x 2^ls, a multiple of WIDTH (host). The K > 64
+// builds work them out once per block (the divisions cost 7% of the
+// instructions of 172 * 64 when they were redone every stage): per warp {first
+// group, group step, mt0 | mt1 << 16, groups}, the first group past `groups`
+// for a warp without a task.
+#define ROTQ_FACTOR_MAX_WARPS (ROTQ_FACTOR_WIDE_THREADS / 32)
+template <int ES, int KTMAX>
+__device__ __forceinline__ int4 rotq_factor_task(const rotq_had_factor &f, int ls, int warp, int nwarps) {
     typedef rotq_factor_cols<ES> cols;
-    const int warp = threadIdx.x >> 5;
     const int groups = (f.groups_per_block << ls) / cols::WIDTH;
     int grp = warp, step = nwarps, mt0 = 0, mt1 = f.kt;
     if (KTMAX > ROTQ_FACTOR_SMALL_KT && groups < nwarps) {
         int parts = nwarps / groups;
         if (parts > f.kt) parts = f.kt;
-        if (warp >= groups * parts) return;
+        if (warp >= groups * parts) return make_int4(groups, 1, 0, groups);
         grp = warp / parts;
         const int part = warp - grp * parts;
         step = groups; // one task
         mt0 = part * f.kt / parts;
         mt1 = (part + 1) * f.kt / parts;
     }
-    for (; grp < groups; grp += step)
-        rotq_factor_columns<L, ES, KTMAX>(a, f, stg, zero16, afr, W, g0, grp * cols::WIDTH, c0, ls, mt0, mt1);
+    return make_int4(grp, step, mt0 | (mt1 << 16), groups);
+}
+
+// The K step of one stage over the block's warps (tasks: rotq_factor_task; the
+// builds for K <= 64, whose tasks are plain, work them out in place: reading
+// them from shared memory measured 2-4% slower there, the group step no longer
+// a compile-time constant).
+template <int L, int ES, int KTMAX>
+__device__ __forceinline__ void rotq_factor_k_step(const rotq_had_args &a, const rotq_had_factor &f, int64_t g0,
+                                                   int c0, int ls, const char *stg, const char *zero16,
+                                                   const uint32_t *afr, float *W, const int4 *tasks, int nwarps) {
+    typedef rotq_factor_cols<ES> cols;
+    if (KTMAX <= ROTQ_FACTOR_SMALL_KT) {
+        const int groups = (f.groups_per_block << ls) / cols::WIDTH;
+        for (int grp = threadIdx.x >> 5; grp < groups; grp += nwarps)
+            rotq_factor_columns<L, ES, KTMAX>(a, f, stg, zero16, afr, W, g0, grp * cols::WIDTH, c0, ls, 0, f.kt);
+        return;
+    }
+    const int4 t = tasks[threadIdx.x >> 5];
+    for (int grp = t.x; grp < t.w; grp += t.y)
+        rotq_factor_columns<L, ES, KTMAX>(a, f, stg, zero16, afr, W, g0, grp * cols::WIDTH, c0, ls, t.z & 0xffff,
+                                          t.z >> 16);
 }
 
 // Shared memory of the factor kernel: A fragments, a zero chunk and the stage
@@ -501,7 +549,8 @@ __device__ __forceinline__ void rotq_factor_stage_step(const rotq_had_args &a, c
                                                        const CUtensorMap *xmap, int64_t tile, int64_t ntiles, int c0,
                                                        int ls, unsigned &uses, char *stage0,
                                                        unsigned stage_bytes, uint32_t mbar0, const char *zero16,
-                                                       const uint32_t *afr, float *W, bool issued, int nwarps) {
+                                                       const uint32_t *afr, float *W, bool issued, const int4 *tasks,
+                                                       int nwarps) {
     const int G = f.groups_per_block;
     const bool tma = rotq_tma_on(a.tma);
     const int buf = f.stages == 2 ? (int)(uses & 1u) : 0;
@@ -530,7 +579,7 @@ __device__ __forceinline__ void rotq_factor_stage_step(const rotq_had_args &a, c
     uses++;
     const char *stg = stage0 + buf * stage_bytes;
 
-    rotq_factor_k_step<L, ES, KTMAX>(a, f, tile * G, c0, ls, stg, zero16, afr, W, nwarps);
+    rotq_factor_k_step<L, ES, KTMAX>(a, f, tile * G, c0, ls, stg, zero16, afr, W, tasks, nwarps);
 }
 
 // A persistent block walks over tiles of G row blocks of n = K * 2^L: the next
@@ -554,6 +603,7 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX, WIDE>::THREAD
     // Per-row absmax of int8 / fp8 rows, taken in the last phase (one buffer
     // per tile parity: the next tile's is cleared while this one's is in use).
     __shared__ uint32_t row_am[QUANT ? 2 : 1][QUANT ? ROTQ_FACTOR_AM_ROWS : 1];
+    __shared__ int4 tasks[ROTQ_FACTOR_MAX_WARPS]; // the K step's, per warp
     const int G = f.groups_per_block;
     const int ls = SLICED ? f.slice_log : L; // stage columns per K row: 2^ls
     const unsigned stage_bytes = (unsigned)rotq_factor_stage_bytes(G, f.k << ls, ES);
@@ -579,6 +629,8 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX, WIDE>::THREAD
         ptx_fence_mbarrier_init();
     }
     rotq_build_factor_frags(f, afr);
+    if (KTMAX > ROTQ_FACTOR_SMALL_KT && (threadIdx.x & 31u) == 0)
+        tasks[threadIdx.x >> 5] = rotq_factor_task<ES, KTMAX>(f, ls, (int)(threadIdx.x >> 5), nthreads / 32);
     if (threadIdx.x < 8) ((uint4 *)zero16)[threadIdx.x] = make_uint4(0, 0, 0, 0);
     if (QUANT && threadIdx.x < 2 * ROTQ_FACTOR_AM_ROWS) (&row_am[0][0])[threadIdx.x] = 0u;
     __syncthreads(); // the mbarriers are initialized before any thread uses them
@@ -605,12 +657,12 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX, WIDE>::THREAD
         if (out_tma && !rotq_tma_on(a.tma) && threadIdx.x == 0) ptx_bulk_wait_read<0>();
         if (!SLICED) {
             rotq_factor_stage_step<L, ES, KTMAX>(a, f, &xmap, tile, ntiles, 0, L, uses, stage0, stage_bytes,
-                                                 mbar0, zero16, afr, W, early, nthreads / 32);
+                                                 mbar0, zero16, afr, W, early, tasks, nthreads / 32);
         } else {
 #pragma unroll 1
             for (int c0 = 0; c0 < (1 << L); c0 += 1 << ls)
                 rotq_factor_stage_step<L, ES, KTMAX>(a, f, &xmap, tile, ntiles, c0, ls, uses, stage0,
-                                                     stage_bytes, mbar0, zero16, afr, W, false, nthreads / 32);
+                                                     stage_bytes, mbar0, zero16, afr, W, false, tasks, nthreads / 32);
         }
         __syncthreads();
         if (early) {
