@@ -9,6 +9,15 @@
 // The fp32 result goes to W and the power-of-two phases of hadamard_pow2.cuh
 // finish the transform.
 //
+// On sm_90 a stage of 16-bit dense row blocks without signs arrives by TMA: one
+// box of a 4-D tensor map (64 columns, K rows, column blocks, row blocks) lays
+// it out [row block][64-column block][K][64], so the 8 rows an ldmatrix reads
+// are 8 consecutive 128-byte lines under TMA's swizzle (conflict-free), and the
+// next k tile is 16 lines on. Rows of 2^m <= 128 columns are done after phase 0
+// and lane butterflies; a thread then holds 32 consecutive outputs, and packed
+// 16-bit outputs leave by one TMA store of the tile, staged in the stage the K
+// step has just read.
+//
 // The same kernel, built with QUANT, also serves quantize with a K*2^m rotation
 // (quantize_rot_factor.cu): the last phase's values go back to W, scaled, and
 // the block quantizes its rows from W with the tile epilogue (quantize_tile.cuh).
@@ -45,8 +54,9 @@ typedef struct rotq_had_factor {
 // phase (tiles of about 8192 elements: G <= 8 for rows of 1024 or more).
 #define ROTQ_FACTOR_AM_ROWS 8
 
-// Stage layout: the K rows of each staged row block, 2^ls columns each, row
-// blocks one after another, in 16-byte chunks; lc = log2(chunks per K row).
+// Stage layout of the cp.async path (the TMA path's: the file comment): the K
+// rows of each staged row block, 2^ls columns each, row blocks one after
+// another, in 16-byte chunks; lc = log2(chunks per K row).
 // Chunk c sits at rotq_stage_swizzle(c, lc). Rows of 8 chunks or more XOR the
 // low 3 chunk bits with the row's low 3 bits: the 8 rows an ldmatrix reads at
 // one column hit 8 different 16-byte bank groups, and the rows 16 further on
