@@ -397,6 +397,15 @@ void ck_op_hadamard(ck_ctx *c) {
        rows ragged against the grid. */
     h = base_case(172 * 64, 172, F16, F16, 1001); /* 11M elements: loads and stores */
     emit(c, h);
+    /* fp32 tiles stored by TMA: 344 and 432 rows of 128 bytes, in boxes that tile
+       them exactly (2 x 172, 2 x 216) */
+    h = base_case(172 * 64, 172, F32, F32, 5);
+    emit(c, h);
+    h = base_case(108 * 128, 108, F32, F32, 7);
+    h.signs = 1;
+    emit(c, h);
+    h = base_case(140 * 128, 140, BF16, BF16, 9); /* 16-bit: 280 rows, 2 x 140 */
+    emit(c, h);
     if (full) {
         h = base_case(108 * 128, 108, BF16, BF16, 1003); /* in place */
         h.inplace = 1;

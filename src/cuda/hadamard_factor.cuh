@@ -740,7 +740,7 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX, WIDE>::THREAD
             __syncthreads();
             if (threadIdx.x == 0)
                 rotq_tma_store_rows(&ymap, g0 * a.n * os / ROTQ_TMA_ROW_BYTES, (int)(total * os / ROTQ_TMA_ROW_BYTES),
-                                    rotq_tma_box_rows((int)(total * os)), ostage);
+                                    rotq_tma_box_rows_exact((int)(total * os / ROTQ_TMA_ROW_BYTES)), ostage);
         }
         if (QUANT) {
             __syncthreads();

@@ -24,6 +24,15 @@ __host__ __device__ constexpr int rotq_tma_box_rows(int tile_bytes) {
                                                                     : ROTQ_TMA_MAX_BOX_ROWS;
 }
 
+// Box rows that tile `rows` rows exactly: the largest divisor of rows that is at
+// most 256 (a box reaching past a tile would store rows of the next tile). The
+// first divisor d >= rows / 256 gives it, usually at once (344 rows: 2 x 172).
+__host__ __device__ inline int rotq_tma_box_rows_exact(int rows) {
+    for (int d = (rows + ROTQ_TMA_MAX_BOX_ROWS - 1) / ROTQ_TMA_MAX_BOX_ROWS; d < rows; d++)
+        if (rows % d == 0) return rows / d;
+    return 1;
+}
+
 // Encodes *map for `elements` values of es bytes at base, dense, as rows of 128
 // bytes read in boxes of box_rows rows (<= 256) with the 128-byte swizzle.
 // Returns 1 on success, 0 when TMA cannot be used for it (no driver entry
