@@ -633,11 +633,7 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX, WIDE>::THREAD
     // every subtile lies in one row.
     const bool pre_am = QUANT && (qa.kind == ROTQ_QUANT_INT8_ROW || qa.kind == ROTQ_QUANT_FP8_ROW) &&
                         a.n % plan::TILE == 0 && G <= ROTQ_FACTOR_AM_ROWS;
-    if (rotq_tma_on(a.tma) && threadIdx.x == 0) {
-        ptx_mbarrier_init(mbar0, 1);
-        ptx_mbarrier_init(mbar0 + 8, 1);
-        ptx_fence_mbarrier_init();
-    }
+    if (rotq_tma_on(a.tma)) rotq_tma_init_stage_mbars(mbar0);
     rotq_build_factor_frags(f, afr);
     if (KTMAX > ROTQ_FACTOR_SMALL_KT && (threadIdx.x & 31u) == 0)
         tasks[threadIdx.x >> 5] = rotq_factor_task<ES, KTMAX>(f, ls, (int)(threadIdx.x >> 5), nthreads / 32);
@@ -655,6 +651,7 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX, WIDE>::THREAD
     // stage the K step has just read, in the output dtype.
     const bool out_tma = !QUANT && L <= 7 && rotq_tma_on(a.tma_out);
     const int os = a.out_dtype == ROTQ_DTYPE_F32 ? 4 : 2;
+    const int out_rows = (int)(total * os / ROTQ_TMA_ROW_BYTES); // 128-byte rows of a tile's output
     if ((stages == 2 || early) && (int64_t)blockIdx.x < ntiles)
         rotq_factor_fill<L, ES>(a, f, &xmap, blockIdx.x, 0, ls, stage0, mbar0);
     ptx_cp_async_commit();
@@ -696,18 +693,12 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX, WIDE>::THREAD
 #pragma unroll
             for (int r = 0; r < 32; r++) v[r] = sub_base < total ? W[base + (unsigned)r] : 0.0f;
             rotq_phase<L>(0, v);
-            if (!QUANT && L <= 7 && out_tma) {
-                // Bits 5 and 6 are lane bits 0 and 1 in phase 0: a thread ends
-                // with 32 consecutive outputs, staged as 16-byte chunks under the
-                // chunk swizzle (TMA's; total is a multiple of 32).
-                if (L >= 6) rotq_lane_butterfly(v, 1);
-                if (L >= 7) rotq_lane_butterfly(v, 2);
+            if (out_tma) {
+                // A thread ends with 32 consecutive outputs, staged as 16-byte
+                // chunks under the chunk swizzle (TMA's; total is a multiple of 32).
+                rotq_finish_lane_rows<L>(v, a.scale);
                 const unsigned local0 = sub_base + 32 * tid;
-                if (local0 < total) {
-#pragma unroll
-                    for (int r = 0; r < 32; r++) v[r] *= a.scale;
-                    rotq_stage_out32(ostage, local0, os, a.out_dtype, v);
-                }
+                if (local0 < total) rotq_stage_out32(ostage, local0, os, a.out_dtype, v);
                 continue;
             }
             if (!QUANT) {
@@ -739,8 +730,7 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX, WIDE>::THREAD
             ptx_fence_proxy_async_smem(); // this thread's chunks, before the TMA reads them
             __syncthreads();
             if (threadIdx.x == 0)
-                rotq_tma_store_rows(&ymap, g0 * a.n * os / ROTQ_TMA_ROW_BYTES, (int)(total * os / ROTQ_TMA_ROW_BYTES),
-                                    rotq_tma_box_rows_exact((int)(total * os / ROTQ_TMA_ROW_BYTES)), ostage);
+                rotq_tma_store_rows(&ymap, tile * out_rows, out_rows, rotq_tma_box_rows((int)(total * os)), ostage);
         }
         if (QUANT) {
             __syncthreads();

@@ -184,8 +184,7 @@ static inline void rotq_factor_tma_setup(rotq_had_args &a, const rotq_had_factor
     const bool early = rotq_factor_shape<L, ES, KTMAX, WIDE>::TWO && !SLICED && f.stages == 1;
     const int os = a.out_dtype == ROTQ_DTYPE_F32 ? 4 : 2;
     if (!QUANT && L <= 7 && !early && a.y_packed && os <= ES && ((int64_t)a.n * os) % ROTQ_TMA_ROW_BYTES == 0)
-        a.tma_out = rotq_tma_map_rows(ymap, a.y, a.groups * a.n, os,
-                                      rotq_tma_box_rows_exact((int)((int64_t)G * a.n * os / ROTQ_TMA_ROW_BYTES)));
+        a.tma_out = rotq_tma_map_rows(ymap, a.y, a.groups * a.n, os, rotq_tma_box_rows((int)((int64_t)G * a.n * os)));
 }
 
 // Launches one build of the factor kernel (its own register cache).

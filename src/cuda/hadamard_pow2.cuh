@@ -62,6 +62,17 @@ __device__ __forceinline__ void rotq_lane_butterfly(float v[32], int mask) {
     }
 }
 
+// Rows of 2^L <= 128 in phase-0 layout (a thread's 32 consecutive elements):
+// address bits 5 and 6 are lane bits 0 and 1, so shuffle butterflies finish the
+// rows without an exchange; then the scale s.
+template <int L>
+__device__ __forceinline__ void rotq_finish_lane_rows(float v[32], float s) {
+    if (L >= 6) rotq_lane_butterfly(v, 1);
+    if (L >= 7) rotq_lane_butterfly(v, 2);
+#pragma unroll
+    for (int r = 0; r < 32; r++) v[r] *= s;
+}
+
 // Barrier between phases: a warp when a subtile is one warp, else the block.
 template <int SUB_THREADS>
 __device__ __forceinline__ void rotq_subtile_sync(void) {
@@ -229,6 +240,21 @@ __device__ __forceinline__ void rotq_pow2_store_vec(const rotq_had_args &a, unsi
     }
 }
 
+// The last phase's 2^CB values of one row (columns c << LO from element off of
+// y), times the scale when SCALE (else already scaled), in the output dtype.
+template <int CB, int LO, bool SCALE>
+__device__ __forceinline__ void rotq_store_row(const rotq_had_args &a, int64_t off, const float *v) {
+    if (a.out_dtype == ROTQ_DTYPE_F32) {
+        float *y = (float *)a.y + off;
+#pragma unroll
+        for (int c = 0; c < (1 << CB); c++) y[c << LO] = SCALE ? v[c] * a.scale : v[c];
+    } else {
+        uint16_t *y = (uint16_t *)a.y + off;
+#pragma unroll
+        for (int c = 0; c < (1 << CB); c++) y[c << LO] = rotq_to_16(SCALE ? v[c] * a.scale : v[c], a.out_dtype);
+    }
+}
+
 // The phases after phase 0, on values in registers (phase-0 layout), through
 // W (block-local padded fp32). e_tile: global index of the subtile's first
 // element; sub_base: its block-local index. The last phase scales and stores,
@@ -258,22 +284,15 @@ __device__ __forceinline__ void rotq_pow2_phases(const rotq_had_args &a, float *
     const int64_t e0 = e_tile + rotq_phase_dep(tid, lo);
     if (KF && a.y_packed) {
         // Row blocks of y back to back: the tile's order in W is y's from row
-        // block g0 on, so one base and compile-time offsets (no row arithmetic).
+        // block g0 on, so one base and compile-time offsets (no row arithmetic;
+        // folding this into rotq_row_offset measured 3% slower at 2^9, 2^10).
         const int64_t left = (a.groups - g0) * (int64_t)a.n, lim = left < total ? left : total;
         if (e0 >= lim) return;
         const int64_t off = g0 * (int64_t)a.n + e0;
 #pragma unroll
         for (int rr = 0; rr < NR; rr++) {
             if (e0 + ((int64_t)rr << L) >= lim) break;
-            if (a.out_dtype == ROTQ_DTYPE_F32) {
-                float *y = (float *)a.y + off + (rr << L);
-#pragma unroll
-                for (int c = 0; c < (1 << CB); c++) y[c << lo] = v[(rr << CB) | c] * a.scale;
-            } else {
-                uint16_t *y = (uint16_t *)a.y + off + (rr << L);
-#pragma unroll
-                for (int c = 0; c < (1 << CB); c++) y[c << lo] = rotq_to_16(v[(rr << CB) | c] * a.scale, a.out_dtype);
-            }
+            rotq_store_row<CB, lo, true>(a, off + (rr << L), v + (rr << CB));
         }
         return;
     }
@@ -285,16 +304,7 @@ __device__ __forceinline__ void rotq_pow2_phases(const rotq_had_args &a, float *
         bool live;
         const int64_t off = rotq_row_offset<L, KF>(a, R0 + rr, k, g0, &live) + col0;
         if (!live || e0 + ((int64_t)rr << L) >= total) continue;
-        if (a.out_dtype == ROTQ_DTYPE_F32) {
-            float *y = (float *)a.y + off;
-#pragma unroll
-            for (int c = 0; c < (1 << CB); c++) y[c << lo] = FOLD ? v[(rr << CB) | c] : v[(rr << CB) | c] * a.scale;
-        } else {
-            uint16_t *y = (uint16_t *)a.y + off;
-#pragma unroll
-            for (int c = 0; c < (1 << CB); c++)
-                y[c << lo] = rotq_to_16(FOLD ? v[(rr << CB) | c] : v[(rr << CB) | c] * a.scale, a.out_dtype);
-        }
+        rotq_store_row<CB, lo, !FOLD>(a, off, v + (rr << CB));
     }
 }
 
@@ -330,11 +340,7 @@ __device__ __forceinline__ uint32_t rotq_pow2_mbar(char *smem, int b) {
 template <int L, int ES>
 __device__ __forceinline__ void rotq_pow2_init_tma(const rotq_had_args &a, char *smem) {
     if (!rotq_tma_on(a.tma)) return;
-    if (threadIdx.x == 0) {
-        ptx_mbarrier_init(rotq_pow2_mbar<L, ES>(smem, 0), 1);
-        ptx_mbarrier_init(rotq_pow2_mbar<L, ES>(smem, 1), 1);
-        ptx_fence_mbarrier_init();
-    }
+    rotq_tma_init_stage_mbars(rotq_pow2_mbar<L, ES>(smem, 0)); // stage 1's is 8 bytes on
     __syncthreads();
 }
 
@@ -609,14 +615,10 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_pow2_min_bloc
         rotq_phase<L>(0, v);
         __syncthreads(); // every thread has read the stage that W overwrites
         float *W = rotq_pow2_tile_w<L, ES>(rotq_smem, it, cur);
-        if (plan::PHASES == 1 || L <= 7) {
-            // n = 64, 128: the bits above 4 are lane bits 0 (and 1) in phase 0, so
-            // a shuffle butterfly finishes the row without an exchange, and the
-            // values leave as the single-phase sizes do.
-            if (L >= 6) rotq_lane_butterfly(v, 1);
-            if (L >= 7) rotq_lane_butterfly(v, 2);
-#pragma unroll
-            for (int r = 0; r < 32; r++) v[r] *= a.scale;
+        if (L <= 7) {
+            // n <= 128: finished in registers (n = 64, 128 by lane butterflies),
+            // the values leave as the single-phase sizes do.
+            rotq_finish_lane_rows<L>(v, a.scale);
             rotq_store_small<L>(a, (char *)W, sm::TILE_CTA, e_first, local0, total, v, &ymap, rotq_pow2_out_box<L>(a));
         } else {
             rotq_pow2_phases<L, false>(a, W, sub_base, tid, e_first + sub_base, total, 1, 0, v);

@@ -1,8 +1,9 @@
 // Tile loads and stores by the Tensor Memory Accelerator (sm_90) for the
-// persistent power-of-two kernels: a dense input or output (row blocks back to
-// back) is viewed as rows of 128 bytes, and a tile moves in one to four box
-// copies issued by a single thread (loads complete on an mbarrier, stores in a
-// bulk group). Shared memory is laid out with TMA's 128-byte swizzle, which is
+// persistent Hadamard kernels: a dense input or output (row blocks back to back)
+// is viewed as rows of 128 bytes, and a tile moves in a few box copies issued by
+// a single thread (loads complete on an mbarrier, stores in a bulk group); the
+// factor kernel's stages come as one box of a 4-D map (rotq_tma_map_factor).
+// Shared memory is laid out with TMA's 128-byte swizzle, which is
 // rotq_chunk_swizzle (hadamard_plan.cuh), so the cp.async path and the TMA path
 // read the stage alike.
 //
@@ -18,16 +19,12 @@
 #define ROTQ_TMA_ROW_BYTES 128 // the swizzle span: one box row
 #define ROTQ_TMA_MAX_BOX_ROWS 256
 
-// Box rows for a tile of tile_bytes: the whole tile, at most 256 rows a box.
+// Box rows for a tile of tile_bytes (whole 128-byte rows): the largest divisor
+// of its rows that is at most 256, so that the boxes tile it exactly (a box
+// reaching past a tile would move rows of the next tile). The first divisor
+// d >= rows / 256 gives it: at once for power-of-two tiles, 2 x 172 for 344 rows.
 __host__ __device__ constexpr int rotq_tma_box_rows(int tile_bytes) {
-    return tile_bytes / ROTQ_TMA_ROW_BYTES < ROTQ_TMA_MAX_BOX_ROWS ? tile_bytes / ROTQ_TMA_ROW_BYTES
-                                                                    : ROTQ_TMA_MAX_BOX_ROWS;
-}
-
-// Box rows that tile `rows` rows exactly: the largest divisor of rows that is at
-// most 256 (a box reaching past a tile would store rows of the next tile). The
-// first divisor d >= rows / 256 gives it, usually at once (344 rows: 2 x 172).
-__host__ __device__ inline int rotq_tma_box_rows_exact(int rows) {
+    const int rows = tile_bytes / ROTQ_TMA_ROW_BYTES;
     for (int d = (rows + ROTQ_TMA_MAX_BOX_ROWS - 1) / ROTQ_TMA_MAX_BOX_ROWS; d < rows; d++)
         if (rows % d == 0) return rows / d;
     return 1;
@@ -86,6 +83,17 @@ __device__ __forceinline__ void rotq_tma_store_rows(const CUtensorMap *map, int6
 #else
     (void)map, (void)row0, (void)rows, (void)box_rows, (void)stage;
 #endif
+}
+
+// Kernel start, thread 0: the mbarriers of two stages, at mbar0 and mbar0 + 8
+// (one arrival each: the issuing thread's expect-tx). A block barrier must follow
+// before any thread uses them (the init is a warp-uniform instruction that the
+// first expect-tx is not otherwise ordered after).
+__device__ __forceinline__ void rotq_tma_init_stage_mbars(uint32_t mbar0) {
+    if (threadIdx.x != 0) return;
+    ptx_mbarrier_init(mbar0, 1);
+    ptx_mbarrier_init(mbar0 + 8, 1);
+    ptx_fence_mbarrier_init();
 }
 
 // Waits for phase `parity` of the mbarrier (every thread that reads the stage).
