@@ -406,6 +406,25 @@ void ck_op_hadamard(ck_ctx *c) {
     emit(c, h);
     h = base_case(140 * 128, 140, BF16, BF16, 9); /* 16-bit: 280 rows, 2 x 140 */
     emit(c, h);
+    /* K > 64 with TMA stages: the K step on wgmma (sm_90a), one build per k-tile
+       count, m64 tiles past K (156: 192 rows), H_K^T, two 64-column blocks a row
+       block, column slices (n > 32768). */
+    h = base_case(156 * 64, 156, F16, F16, 203);
+    h.flags = ROTQ_HADAMARD_TRANSPOSE_FACTOR;
+    emit(c, h);
+    h = base_case(116 * 128, 116, BF16, BF16, 211);
+    emit(c, h);
+    if (full) {
+        static const int32_t big_k[6] = {108, 116, 124, 140, 156, 172};
+        for (int i = 0; i < 6; i++) {
+            h = base_case(big_k[i] << (6 + i % 3), big_k[i], i & 1 ? BF16 : F16, i % 3 == 1 ? F32 : k_float[1 + (i & 1)],
+                          199 + 2 * i);
+            h.flags = i % 2 == 0 ? ROTQ_HADAMARD_TRANSPOSE_FACTOR : 0;
+            emit(c, h);
+        }
+        h = base_case(124 * 512, 124, BF16, BF16, 203); /* 8 column slices or more */
+        emit(c, h);
+    }
     if (full) {
         h = base_case(108 * 128, 108, BF16, BF16, 1003); /* in place */
         h.inplace = 1;

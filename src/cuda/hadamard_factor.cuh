@@ -37,6 +37,8 @@ typedef struct rotq_had_factor {
     int32_t f16_mma;           // 1: fp16 operands, 0: bf16 operands
     int32_t stages;            // staging buffers: 2 (prefetch) or 1
     int32_t slice_log;         // log2 of the columns per K row a stage holds (L: whole row blocks)
+    int32_t wgmma;             // 1: the K step of TMA stages runs on wgmma (sm_90a, large-K builds)
+    int32_t krows;             // rows of a TMA stage per 64-column block: K, or 16 kt with wgmma
     uint32_t bits[ROTQ_FACTOR_MAX_WORDS];
 } rotq_had_factor;
 
@@ -231,7 +233,7 @@ __device__ __forceinline__ void rotq_factor_tma_fill(const rotq_had_factor &f, c
     ptx_bulk_wait_read<0>();
     ptx_fence_proxy_async_smem();
     const int G = f.groups_per_block;
-    ptx_mbarrier_arrive_expect_tx(mbar, (uint32_t)(G * f.k) << (ls + 1));
+    ptx_mbarrier_arrive_expect_tx(mbar, (uint32_t)(G * f.krows) << (ls + 1));
     ptx_tma_load_4d(ptx_smem_addr(stg), xmap, 0, 0, c0 >> 6, (int32_t)(tile * G), mbar);
 }
 
@@ -306,10 +308,10 @@ __device__ __forceinline__ void rotq_factor_load_b(const rotq_had_args &a, const
         const int j = j0 + 8 * (mi >> 1);
         const unsigned e0 = (unsigned)(((gl * f.k + k0) << ls) + j);
         const bool tma = rotq_tma_on(a.tma);
-        // TMA stage: line (gl * 2^(ls-6) + j / 64) * K + k of 128 bytes, its chunks
-        // XORed with the line's low 3 bits. Either layout: k tile kt is 16 rows
-        // further with the same swizzle (rows of >= 8 chunks), a constant offset.
-        const unsigned line = (unsigned)((((gl << ls) + j) >> 6) * f.k + k0);
+        // TMA stage: line (gl * 2^(ls-6) + j / 64) * krows + k of 128 bytes, its
+        // chunks XORed with the line's low 3 bits. Either layout: k tile kt is 16
+        // rows further with the same swizzle (rows of >= 8 chunks), a constant offset.
+        const unsigned line = (unsigned)((((gl << ls) + j) >> 6) * f.krows + k0);
         const char *row0 = tma ? stg + line * ROTQ_TMA_ROW_BYTES + ((((unsigned)j >> 3) & 7u) ^ (line & 7u)) * 16
                                : stg + rotq_stage_swizzle(e0 >> 3, lc) * 16;
 #pragma unroll
@@ -514,14 +516,114 @@ __device__ __forceinline__ void rotq_factor_k_step(const rotq_had_args &a, const
                                           t.z >> 16);
 }
 
+// H_K for the wgmma K step (rotq_factor_wgmma_task) in shared memory: rows
+// 0 .. 64 * ceil(kt / 4) - 1 (m64 tiles) by columns 0 .. 16 kt - 1, zero past
+// K, K-major without swizzle: 8 x 8 core matrices of 128 bytes, core (row / 8,
+// column / 8) at ((row / 8) * 2kt + column / 8) * 128 (lbo 128, sbo 256 kt).
+__host__ __device__ inline int rotq_factor_wg_mtiles(int kt) { return (kt + 3) / 4; }
+__device__ __forceinline__ void rotq_build_factor_wgmma_a(const rotq_had_factor &f, uint32_t *A) {
+    const int cols2 = 8 * f.kt; // column pairs
+    const int pairs = 64 * rotq_factor_wg_mtiles(f.kt) * cols2;
+    for (int p = threadIdx.x; p < pairs; p += blockDim.x) {
+        const int r = p / cols2, c = 2 * (p - r * cols2);
+        const uint32_t v = rotq_factor_entry16(f, r, c) | (rotq_factor_entry16(f, r, c + 1) << 16);
+        A[(((r >> 3) * 2 * f.kt + (c >> 3)) * 128 + (r & 7) * 16 + (c & 7) * 2) >> 2] = v;
+    }
+}
+
+#if ROTQ_WGMMA
+// The K step on wgmma (sm_90a, the large-K builds, TMA stages). A warpgroup
+// task is one m64 tile of H_K (rows past K zero) times one 64-column block of
+// the stage: A from rotq_build_factor_wgmma_a's matrix, B straight from the
+// stage, whose [krows][64] box is an MN-major operand under the 128-byte
+// swizzle (a row per k, 8-row groups 1024 bytes apart; krows = 16 kt, so every
+// block starts on a 1024-byte boundary, and rows K .. krows - 1 are TMA's zero
+// fill). The fp32 results go to W as rotq_factor_mma_store's do. Against
+// mma.sync: no fragment loads or B registers, one instruction per 64 x 64 x 16
+// (172 * 64 issued two mma.sync and an A load per 16 x 16 x 16).
+template <int L, int KT, bool F16>
+__device__ __forceinline__ void rotq_factor_wgmma_task(const rotq_had_factor &f, const uint32_t *A,
+                                                       const char *stg, float *W, int M, int q, int c0, int ls) {
+    float d[32]; // set by the first wgmma (no accumulation)
+    const uint32_t a0 = ptx_smem_addr(A) + (uint32_t)(8 * M * 2 * f.kt) * 128u; // core row 8M, column 0
+    const uint32_t b0 = ptx_smem_addr(stg) + (uint32_t)(q * f.krows) * ROTQ_TMA_ROW_BYTES;
+    const uint32_t sbo_a = (uint32_t)f.kt * 256u;
+    const uint32_t lbo_b = (uint32_t)f.krows * ROTQ_TMA_ROW_BYTES; // the next 64 columns (unused at n = 64)
+    ptx_wgmma_fence();
+#pragma unroll
+    for (int kt = 0; kt < KT; kt++) { // straight-line: a branch between them serializes the wgmmas
+        const uint64_t da = ptx_wgmma_desc(a0 + kt * 256u, 128u, sbo_a, 0);
+        const uint64_t db = ptx_wgmma_desc(b0 + kt * 16u * ROTQ_TMA_ROW_BYTES, lbo_b, 1024u, 1);
+        if (kt == 0)
+            ptx_wgmma_m64n64k16_ss<F16, 0>(d, da, db);
+        else
+            ptx_wgmma_m64n64k16_ss<F16, 1>(d, da, db);
+    }
+    ptx_wgmma_commit();
+    ptx_wgmma_wait<0>();
+    // Block q of the stage is columns c0 + 64 (q mod 2^(ls-6)) .. of row block q >> (ls-6).
+    const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
+    const int mt = 4 * M + (int)((threadIdx.x >> 5) & 3u); // this warp's m16 tile
+    const int gl = q >> (ls - 6);
+    const unsigned lane_part = rotq_w_index((unsigned)((c0 + ((q & ((1 << (ls - 6)) - 1)) << 6)) | (2 * tq)));
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const int m = 16 * mt + gq + 8 * h;
+        if (m >= f.k) continue;
+        const unsigned base = rotq_w_index_shl<L>((unsigned)(gl * f.k + m)) + lane_part;
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+            W[base + rotq_w_index(8u * i)] = d[4 * i + 2 * h];
+            W[base + rotq_w_index(8u * i) + 1] = d[4 * i + 2 * h + 1];
+        }
+    }
+}
+
+// rotq_factor_wgmma_task for f.kt = 5 .. KTMAX (K > 64), a build per k-tile count.
+template <int L, int KTMAX, bool F16>
+__device__ __forceinline__ void rotq_factor_wgmma_kt(const rotq_had_factor &f, const uint32_t *A, const char *stg,
+                                                     float *W, int M, int q, int c0, int ls) {
+    static_assert(KTMAX == 11, "rotq_factor_wgmma_kt: the k-tile counts of K = 65 .. 176");
+    switch (f.kt) {
+    case 5: rotq_factor_wgmma_task<L, 5, F16>(f, A, stg, W, M, q, c0, ls); break;
+    case 6: rotq_factor_wgmma_task<L, 6, F16>(f, A, stg, W, M, q, c0, ls); break;
+    case 7: rotq_factor_wgmma_task<L, 7, F16>(f, A, stg, W, M, q, c0, ls); break;
+    case 8: rotq_factor_wgmma_task<L, 8, F16>(f, A, stg, W, M, q, c0, ls); break;
+    case 9: rotq_factor_wgmma_task<L, 9, F16>(f, A, stg, W, M, q, c0, ls); break;
+    case 10: rotq_factor_wgmma_task<L, 10, F16>(f, A, stg, W, M, q, c0, ls); break;
+    default: rotq_factor_wgmma_task<L, 11, F16>(f, A, stg, W, M, q, c0, ls); break;
+    }
+}
+
+// The K step of one TMA stage on wgmma: tasks (m64 tile, 64-column block) over
+// the block's warpgroups.
+template <int L, int KTMAX>
+__device__ __forceinline__ void rotq_factor_k_step_wgmma(const rotq_had_factor &f, const uint32_t *A,
+                                                         const char *stg, float *W, int c0, int ls, int nwarps) {
+    const int mtiles = (f.k + 63) >> 6;
+    const int tasks = mtiles * (f.groups_per_block << (ls - 6));
+    for (int t = (int)(threadIdx.x >> 7); t < tasks; t += nwarps >> 2) {
+        const int q = t / mtiles, M = t - q * mtiles;
+        if (f.f16_mma)
+            rotq_factor_wgmma_kt<L, KTMAX, true>(f, A, stg, W, M, q, c0, ls);
+        else
+            rotq_factor_wgmma_kt<L, KTMAX, false>(f, A, stg, W, M, q, c0, ls);
+    }
+}
+#endif
+
 // Shared memory of the factor kernel: A fragments, a zero chunk and the stage
 // mbarriers (the head), then one or two stages, then W. Stages start at 1024-byte
 // boundaries, as TMA's 128-byte swizzle needs.
 __host__ __device__ inline size_t rotq_factor_stage_bytes(int G, int n, int es) {
     return ((size_t)G * n * es + 1023) & ~(size_t)1023;
 }
-__host__ __device__ inline size_t rotq_factor_head_bytes(int kt) {
-    return ((size_t)kt * kt * 512 + 128 + 16 + 1023) & ~(size_t)1023;
+__host__ __device__ inline size_t rotq_factor_frag_bytes(int kt, int wgmma) {
+    const size_t frags = (size_t)kt * kt * 512, wg = (size_t)rotq_factor_wg_mtiles(kt) * kt * 2048;
+    return wgmma && wg > frags ? wg : frags;
+}
+__host__ __device__ inline size_t rotq_factor_head_bytes(int kt, int wgmma) {
+    return (rotq_factor_frag_bytes(kt, wgmma) + 128 + 16 + 1023) & ~(size_t)1023;
 }
 
 // Block shape and the blocks per SM its register cap aims at. 16-bit inputs
@@ -589,6 +691,14 @@ __device__ __forceinline__ void rotq_factor_stage_step(const rotq_had_args &a, c
     uses++;
     const char *stg = stage0 + buf * stage_bytes;
 
+#if ROTQ_WGMMA
+    if constexpr (ES == 2 && KTMAX > ROTQ_FACTOR_SMALL_KT) {
+        if (tma && f.wgmma) { // afr holds rotq_build_factor_wgmma_a's matrix
+            rotq_factor_k_step_wgmma<L, KTMAX>(f, afr, stg, W, c0, ls, nwarps);
+            return;
+        }
+    }
+#endif
     rotq_factor_k_step<L, ES, KTMAX>(a, f, tile * G, c0, ls, stg, zero16, afr, W, tasks, nwarps);
 }
 
@@ -616,12 +726,14 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX, WIDE>::THREAD
     __shared__ int4 tasks[ROTQ_FACTOR_MAX_WARPS]; // the K step's, per warp
     const int G = f.groups_per_block;
     const int ls = SLICED ? f.slice_log : L; // stage columns per K row: 2^ls
-    const unsigned stage_bytes = (unsigned)rotq_factor_stage_bytes(G, f.k << ls, ES);
+    const unsigned stage_bytes = (unsigned)rotq_factor_stage_bytes(G, f.krows << ls, ES);
     const int stages = f.stages; // 2: prefetch the next stage; 1: rely on two blocks per SM
     uint32_t *afr = (uint32_t *)rotq_fsmem;
-    char *zero16 = rotq_fsmem + f.kt * f.kt * 512;
+    // The A operand: mma.sync fragments, or with wgmma H_K as a K-major matrix.
+    const bool wg = ROTQ_WGMMA && ES == 2 && KTMAX > ROTQ_FACTOR_SMALL_KT && f.wgmma && rotq_tma_on(a.tma);
+    char *zero16 = rotq_fsmem + rotq_factor_frag_bytes(f.kt, f.wgmma);
     const uint32_t mbar0 = ptx_smem_addr(zero16 + 128); // stage b's: mbar0 + 8 b
-    char *stage0 = rotq_fsmem + rotq_factor_head_bytes(f.kt);
+    char *stage0 = rotq_fsmem + rotq_factor_head_bytes(f.kt, f.wgmma);
     float *W = (float *)(stage0 + stages * stage_bytes);
     const int64_t ntiles = (a.groups + G - 1) / G;
     const unsigned sub = threadIdx.x / plan::SUB_THREADS;
@@ -634,7 +746,12 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX, WIDE>::THREAD
     const bool pre_am = QUANT && (qa.kind == ROTQ_QUANT_INT8_ROW || qa.kind == ROTQ_QUANT_FP8_ROW) &&
                         a.n % plan::TILE == 0 && G <= ROTQ_FACTOR_AM_ROWS;
     if (rotq_tma_on(a.tma)) rotq_tma_init_stage_mbars(mbar0);
-    rotq_build_factor_frags(f, afr);
+    if (wg) {
+        rotq_build_factor_wgmma_a(f, afr);
+        ptx_fence_proxy_async_smem(); // written by this thread, read by wgmma (the async proxy)
+    } else {
+        rotq_build_factor_frags(f, afr);
+    }
     if (KTMAX > ROTQ_FACTOR_SMALL_KT && (threadIdx.x & 31u) == 0)
         tasks[threadIdx.x >> 5] = rotq_factor_task<ES, KTMAX>(f, ls, (int)(threadIdx.x >> 5), nthreads / 32);
     if (threadIdx.x < 8) ((uint4 *)zero16)[threadIdx.x] = make_uint4(0, 0, 0, 0);

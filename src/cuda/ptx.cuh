@@ -212,6 +212,73 @@ __device__ __forceinline__ void ptx_st_async_f32(uint32_t cluster_addr, float v,
                  : "memory");
 }
 
+// ---- warpgroup MMA (sm_90a only: ROTQ_WGMMA). PTX ISA: "Asynchronous
+// Warpgroup Level Matrix Multiply-Accumulate" (wgmma.mma_async, its register
+// fragments and the shared-memory matrix descriptor).
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define ROTQ_WGMMA 1
+#else
+#define ROTQ_WGMMA 0
+#endif
+
+// Descriptor of a 16-byte-aligned shared-memory operand (PTX "Matrix
+// Descriptor Format"): the byte offsets lbo (leading dimension) and sbo (stride
+// dimension), and the layout: 0 no swizzle, 1 the 128-byte swizzle (as a TMA
+// box with CU_TENSOR_MAP_SWIZZLE_128B writes it), base offset 0 (a swizzled
+// operand starts on a 1024-byte boundary). K-major without swizzle: 8 x 16-byte
+// core matrices, lbo from one to the next along K, sbo along M / N. MN-major
+// under the 128-byte swizzle: a 128-byte row (64 16-bit values along M / N) per
+// k, lbo from one 64-wide block of M / N to the next, sbo from one group of 8 k
+// rows to the next.
+__device__ __forceinline__ uint64_t ptx_wgmma_desc(uint32_t smem_addr, uint32_t lbo, uint32_t sbo, int layout) {
+    return (uint64_t)((smem_addr & 0x3FFFFu) >> 4) | ((uint64_t)((lbo & 0x3FFFFu) >> 4) << 16) |
+           ((uint64_t)((sbo & 0x3FFFFu) >> 4) << 32) | ((uint64_t)layout << 62);
+}
+
+#if ROTQ_WGMMA
+// Orders this warpgroup's register writes (the accumulators) before the wgmma
+// instructions that read them.
+__device__ __forceinline__ void ptx_wgmma_fence(void) {
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void ptx_wgmma_commit(void) {
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+// Wait until at most N of this warpgroup's wgmma groups are pending.
+template <int N>
+__device__ __forceinline__ void ptx_wgmma_wait(void) {
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+
+// D (+)= A * B, m64n64k16, fp32 accumulators, A (K-major) and B (MN-major)
+// from shared memory by descriptor: D += A * B (ACCUMULATE = 1) or D = A * B
+// (0). F16: fp16 operands, else bf16. D, in warp w of the warpgroup: rows
+// 16w .. 16w + 15, for n8 block i d[4i .. 4i + 3] as the mma.sync m16n8 C
+// fragment.
+#define ROTQ_WGMMA_D32                                                                                              \
+    "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,"  \
+    "%29,%30,%31}"
+#define ROTQ_WGMMA_D32_OPS(d)                                                                                       \
+    "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),     \
+        "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),      \
+        "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),     \
+        "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+template <bool F16, int ACCUMULATE>
+__device__ __forceinline__ void ptx_wgmma_m64n64k16_ss(float (&d)[32], uint64_t a_desc, uint64_t b_desc) {
+    if (F16)
+        asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " ROTQ_WGMMA_D32 ", %32, %33, %34, 1, 1, 0, 1;\n"
+                     : ROTQ_WGMMA_D32_OPS(d)
+                     : "l"(a_desc), "l"(b_desc), "n"(ACCUMULATE));
+    else
+        asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " ROTQ_WGMMA_D32
+                     ", %32, %33, %34, 1, 1, 0, 1;\n"
+                     : ROTQ_WGMMA_D32_OPS(d)
+                     : "l"(a_desc), "l"(b_desc), "n"(ACCUMULATE));
+}
+#undef ROTQ_WGMMA_D32
+#undef ROTQ_WGMMA_D32_OPS
+#endif
+
 // max(a, b) that returns NaN when either input is NaN (sm_80+; fmaxf drops a NaN).
 __device__ __forceinline__ float ptx_max_nan_f32(float a, float b) {
     float d;

@@ -91,10 +91,10 @@ int rotq_tma_map_rows(CUtensorMap *map, const void *base, int64_t elements, int 
     return rotq_tma_map_cached(map, &k);
 }
 
-int rotq_tma_map_factor(CUtensorMap *map, const void *base, int k_rows, int L, int ls, int64_t groups,
+int rotq_tma_map_factor(CUtensorMap *map, const void *base, int k_rows, int box_k, int L, int ls, int64_t groups,
                         int64_t group_stride, int G) {
     if (!base || ((uintptr_t)base & 15u) != 0 || ls < 6 || ls > L || (group_stride * 2) % 16 != 0 || k_rows < 1 ||
-        k_rows > 256 || G < 1 || G > 256 || (1 << (ls - 6)) > 256 || groups >= ((int64_t)1 << 31))
+        box_k < k_rows || box_k > 256 || G < 1 || G > 256 || (1 << (ls - 6)) > 256 || groups >= ((int64_t)1 << 31))
         return 0;
     rotq_tma_key k;
     memset(&k, 0, sizeof k);
@@ -109,7 +109,7 @@ int rotq_tma_map_factor(CUtensorMap *map, const void *base, int k_rows, int L, i
     k.strides[1] = ROTQ_TMA_ROW_BYTES;       // one column block
     k.strides[2] = (cuuint64_t)group_stride * 2;
     k.box[0] = ROTQ_TMA_ROW_BYTES / 2;
-    k.box[1] = (cuuint32_t)k_rows;
+    k.box[1] = (cuuint32_t)box_k;            // rows past K: zero fill
     k.box[2] = (cuuint32_t)1 << (ls - 6);
     k.box[3] = (cuuint32_t)G;
     return rotq_tma_map_cached(map, &k);

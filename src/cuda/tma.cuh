@@ -39,10 +39,11 @@ int rotq_tma_map_rows(CUtensorMap *map, const void *base, int64_t elements, int 
 // Encodes *map for the factor kernel's stages (hadamard_factor.cuh): 16-bit row
 // blocks of K rows of 2^L columns, `groups` of them group_stride elements apart,
 // as 4-D (64 columns, K rows, 2^(L-6) column blocks, row blocks), read in boxes
-// of (64, K, 2^(ls-6), G): a stage laid out [row block][column block][K][64],
-// lines of 128 bytes with the 128-byte swizzle. Returns 1 on success, 0 when
+// of (64, box_k >= K, 2^(ls-6), G): a stage laid out [row block][column
+// block][box_k][64], lines of 128 bytes with the 128-byte swizzle, rows K ..
+// box_k - 1 zero (TMA's fill past the tensor). Returns 1 on success, 0 when
 // TMA cannot be used for it.
-int rotq_tma_map_factor(CUtensorMap *map, const void *base, int k_rows, int L, int ls, int64_t groups,
+int rotq_tma_map_factor(CUtensorMap *map, const void *base, int k_rows, int box_k, int L, int ls, int64_t groups,
                         int64_t group_stride, int G);
 
 // Whether this launch's tiles arrive by TMA: the host's flag, and never in code
