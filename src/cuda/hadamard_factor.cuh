@@ -521,13 +521,28 @@ __device__ __forceinline__ void rotq_factor_k_step(const rotq_had_args &a, const
 // K, K-major without swizzle: 8 x 8 core matrices of 128 bytes, core (row / 8,
 // column / 8) at ((row / 8) * 2kt + column / 8) * 128 (lbo 128, sbo 256 kt).
 __host__ __device__ inline int rotq_factor_wg_mtiles(int kt) { return (kt + 3) / 4; }
+// A thread writes 16-byte rows of core matrices (8 columns of one row); without
+// transposition their signs are one byte of the row's sign bits.
 __device__ __forceinline__ void rotq_build_factor_wgmma_a(const rotq_had_factor &f, uint32_t *A) {
-    const int cols2 = 8 * f.kt; // column pairs
-    const int pairs = 64 * rotq_factor_wg_mtiles(f.kt) * cols2;
-    for (int p = threadIdx.x; p < pairs; p += blockDim.x) {
-        const int r = p / cols2, c = 2 * (p - r * cols2);
-        const uint32_t v = rotq_factor_entry16(f, r, c) | (rotq_factor_entry16(f, r, c + 1) << 16);
-        A[(((r >> 3) * 2 * f.kt + (c >> 3)) * 128 + (r & 7) * 16 + (c & 7) * 2) >> 2] = v;
+    const int kg = 2 * f.kt; // 8-column groups
+    const int chunks = 64 * rotq_factor_wg_mtiles(f.kt) * kg;
+    const uint32_t one = f.f16_mma ? 0x3c00u : 0x3f80u;
+    for (int p = threadIdx.x; p < chunks; p += blockDim.x) {
+        const int r = p / kg, cg = p - r * kg, c0 = 8 * cg;
+        uint32_t w[4] = {0u, 0u, 0u, 0u};
+        if (r < f.k && c0 < f.k) {
+            if (!f.transpose) {
+                const int live = f.k - c0 < 8 ? f.k - c0 : 8; // columns < K
+                const uint32_t bits = f.bits[r * f.words + (cg >> 2)] >> ((cg & 3) * 8);
+#pragma unroll
+                for (int i = 0; i < 8; i++)
+                    if (i < live) w[i >> 1] |= (one | (((bits >> i) & 1u) << 15)) << (16 * (i & 1));
+            } else {
+#pragma unroll
+                for (int i = 0; i < 8; i++) w[i >> 1] |= rotq_factor_entry16(f, r, c0 + i) << (16 * (i & 1));
+            }
+        }
+        ((uint4 *)A)[((r >> 3) * kg + cg) * 8 + (r & 7)] = make_uint4(w[0], w[1], w[2], w[3]);
     }
 }
 
@@ -547,13 +562,16 @@ __device__ __forceinline__ void rotq_factor_wgmma_task(const rotq_had_factor &f,
     float d[32]; // set by the first wgmma (no accumulation)
     const uint32_t a0 = ptx_smem_addr(A) + (uint32_t)(8 * M * 2 * f.kt) * 128u; // core row 8M, column 0
     const uint32_t b0 = ptx_smem_addr(stg) + (uint32_t)(q * f.krows) * ROTQ_TMA_ROW_BYTES;
-    const uint32_t sbo_a = (uint32_t)f.kt * 256u;
-    const uint32_t lbo_b = (uint32_t)f.krows * ROTQ_TMA_ROW_BYTES; // the next 64 columns (unused at n = 64)
+    // k tile kt: 256 bytes on in A, 2048 in B. The descriptors' address field is
+    // the address >> 4 in bits 0..13, and shared addresses stay below 2^18, so
+    // adding the offset >> 4 advances it without a carry out of the field.
+    const uint64_t da0 = ptx_wgmma_desc(a0, 128u, (uint32_t)f.kt * 256u, 0);
+    const uint64_t db0 = ptx_wgmma_desc(b0, (uint32_t)f.krows * ROTQ_TMA_ROW_BYTES, 1024u, 1); // lbo unused at n = 64
     ptx_wgmma_fence();
 #pragma unroll
     for (int kt = 0; kt < KT; kt++) { // straight-line: a branch between them serializes the wgmmas
-        const uint64_t da = ptx_wgmma_desc(a0 + kt * 256u, 128u, sbo_a, 0);
-        const uint64_t db = ptx_wgmma_desc(b0 + kt * 16u * ROTQ_TMA_ROW_BYTES, lbo_b, 1024u, 1);
+        const uint64_t da = da0 + (uint64_t)((256u >> 4) * kt);
+        const uint64_t db = db0 + (uint64_t)((16u * ROTQ_TMA_ROW_BYTES >> 4) * kt);
         if (kt == 0)
             ptx_wgmma_m64n64k16_ss<F16, 0>(d, da, db);
         else
@@ -600,14 +618,17 @@ __device__ __forceinline__ void rotq_factor_wgmma_kt(const rotq_had_factor &f, c
 template <int L, int KTMAX>
 __device__ __forceinline__ void rotq_factor_k_step_wgmma(const rotq_had_factor &f, const uint32_t *A,
                                                          const char *stg, float *W, int c0, int ls, int nwarps) {
-    const int mtiles = (f.k + 63) >> 6;
-    const int tasks = mtiles * (f.groups_per_block << (ls - 6));
-    for (int t = (int)(threadIdx.x >> 7); t < tasks; t += nwarps >> 2) {
-        const int q = t / mtiles, M = t - q * mtiles;
+    const int mtiles = (f.k + 63) >> 6, nq = f.groups_per_block << (ls - 6), step = nwarps >> 2;
+    // Task t = q * mtiles + M, t = warpgroup, + step, ...: (q, M) advanced without a division.
+    int M = (int)(threadIdx.x >> 7), q = 0;
+    while (M >= mtiles) M -= mtiles, q++;
+    for (; q < nq;) {
         if (f.f16_mma)
             rotq_factor_wgmma_kt<L, KTMAX, true>(f, A, stg, W, M, q, c0, ls);
         else
             rotq_factor_wgmma_kt<L, KTMAX, false>(f, A, stg, W, M, q, c0, ls);
+        M += step;
+        while (M >= mtiles) M -= mtiles, q++;
     }
 }
 #endif
