@@ -35,7 +35,7 @@ typedef struct rotq_had_factor {
     int32_t transpose;         // use H_K^T
     int32_t groups_per_block;  // G
     int32_t f16_mma;           // 1: fp16 operands, 0: bf16 operands
-    int32_t stages;            // staging buffers: 2 (prefetch) or 1
+    int32_t stages;            // staging buffers: 2 (prefetch), 1, or 3 (rotq_factor_pipelined)
     int32_t slice_log;         // log2 of the columns per K row a stage holds (L: whole row blocks)
     int32_t wgmma;             // 1: the K step of TMA stages runs on wgmma (sm_90a, large-K builds)
     int32_t krows;             // rows of a TMA stage per 64-column block: K, or 16 kt with wgmma
@@ -516,19 +516,32 @@ __device__ __forceinline__ void rotq_factor_k_step(const rotq_had_args &a, const
                                           t.z >> 16);
 }
 
-// H_K for the wgmma K step (rotq_factor_wgmma_task) in shared memory: rows
-// 0 .. 64 * ceil(kt / 4) - 1 (m64 tiles) by columns 0 .. 16 kt - 1, zero past
-// K, K-major without swizzle: 8 x 8 core matrices of 128 bytes, core (row / 8,
+// H_K for the wgmma K step (rotq_factor_wgmma_issue) in shared memory: rows
+// 0 .. 64 * ceil(kt / 4) - 1 (m64 tiles; row p holds H_K's row
+// rotq_factor_wg_row(p)) by columns 0 .. 16 kt - 1, zero past K, K-major without swizzle: 8 x 8 core matrices of 128 bytes, core (row / 8,
 // column / 8) at ((row / 8) * 2kt + column / 8) * 128 (lbo 128, sbo 256 kt).
 __host__ __device__ inline int rotq_factor_wg_mtiles(int kt) { return (kt + 3) / 4; }
+// The row of H_K (and of the output) at row p of the wgmma A operand. A lane
+// (gq, tq) stores rows p = gq, gq + 8 of an m16 tile to W at columns 2tq + 8i:
+// for rows of 64 (66 words in W, 2 mod 32 banks) the identity puts them on
+// banks 2(gq + tq), up to 4-way conflicts; taking rows 4 (p mod 4) + 2 (p / 4
+// mod 2) + p / 8 within the tile spreads them over 8gq-apart banks (2-way, the
+// least for one word a lane at even banks). Other widths are 2-way already.
+template <int L>
+__device__ __forceinline__ int rotq_factor_wg_row(int p) {
+    if (L != 6) return p;
+    return (p & ~15) | ((p & 3) << 2) | (((p >> 2) & 1) << 1) | ((p >> 3) & 1);
+}
 // A thread writes 16-byte rows of core matrices (8 columns of one row); without
 // transposition their signs are one byte of the row's sign bits.
+template <int L>
 __device__ __forceinline__ void rotq_build_factor_wgmma_a(const rotq_had_factor &f, uint32_t *A) {
     const int kg = 2 * f.kt; // 8-column groups
     const int chunks = 64 * rotq_factor_wg_mtiles(f.kt) * kg;
     const uint32_t one = f.f16_mma ? 0x3c00u : 0x3f80u;
     for (int p = threadIdx.x; p < chunks; p += blockDim.x) {
-        const int r = p / kg, cg = p - r * kg, c0 = 8 * cg;
+        const int pr = p / kg, cg = p - pr * kg, c0 = 8 * cg;
+        const int r = rotq_factor_wg_row<L>(pr);
         uint32_t w[4] = {0u, 0u, 0u, 0u};
         if (r < f.k && c0 < f.k) {
             if (!f.transpose) {
@@ -542,7 +555,7 @@ __device__ __forceinline__ void rotq_build_factor_wgmma_a(const rotq_had_factor 
                 for (int i = 0; i < 8; i++) w[i >> 1] |= rotq_factor_entry16(f, r, c0 + i) << (16 * (i & 1));
             }
         }
-        ((uint4 *)A)[((r >> 3) * kg + cg) * 8 + (r & 7)] = make_uint4(w[0], w[1], w[2], w[3]);
+        ((uint4 *)A)[((pr >> 3) * kg + cg) * 8 + (pr & 7)] = make_uint4(w[0], w[1], w[2], w[3]);
     }
 }
 
@@ -556,10 +569,9 @@ __device__ __forceinline__ void rotq_build_factor_wgmma_a(const rotq_had_factor 
 // fill). The fp32 results go to W as rotq_factor_mma_store's do. Against
 // mma.sync: no fragment loads or B registers, one instruction per 64 x 64 x 16
 // (172 * 64 issued two mma.sync and an A load per 16 x 16 x 16).
-template <int L, int KT, bool F16>
-__device__ __forceinline__ void rotq_factor_wgmma_task(const rotq_had_factor &f, const uint32_t *A,
-                                                       const char *stg, float *W, int M, int q, int c0, int ls) {
-    float d[32]; // set by the first wgmma (no accumulation)
+template <int KT, bool F16>
+__device__ __forceinline__ void rotq_factor_wgmma_issue(const rotq_had_factor &f, const uint32_t *A,
+                                                        const char *stg, int M, int q, float (&d)[32]) {
     const uint32_t a0 = ptx_smem_addr(A) + (uint32_t)(8 * M * 2 * f.kt) * 128u; // core row 8M, column 0
     const uint32_t b0 = ptx_smem_addr(stg) + (uint32_t)(q * f.krows) * ROTQ_TMA_ROW_BYTES;
     // k tile kt: 256 bytes on in A, 2048 in B. The descriptors' address field is
@@ -573,20 +585,49 @@ __device__ __forceinline__ void rotq_factor_wgmma_task(const rotq_had_factor &f,
         const uint64_t da = da0 + (uint64_t)((256u >> 4) * kt);
         const uint64_t db = db0 + (uint64_t)((16u * ROTQ_TMA_ROW_BYTES >> 4) * kt);
         if (kt == 0)
-            ptx_wgmma_m64n64k16_ss<F16, 0>(d, da, db);
+            ptx_wgmma_m64n64k16_ss<F16, 0>(d, da, db); // sets d
         else
             ptx_wgmma_m64n64k16_ss<F16, 1>(d, da, db);
     }
     ptx_wgmma_commit();
-    ptx_wgmma_wait<0>();
-    // Block q of the stage is columns c0 + 64 (q mod 2^(ls-6)) .. of row block q >> (ls-6).
+}
+
+// Issues a task's wgmmas (one commit group; the caller waits) for f.kt = 5 ..
+// KTMAX (K > 64), fp16 or bf16 operands: a build per k-tile count.
+template <int KTMAX>
+__device__ __forceinline__ void rotq_factor_wgmma_issue_any(const rotq_had_factor &f, const uint32_t *A,
+                                                            const char *stg, int M, int q, float (&d)[32]) {
+    static_assert(KTMAX == 11, "rotq_factor_wgmma_issue_any: the k-tile counts of K = 65 .. 176");
+#define ROTQ_WG_ISSUE_KT(F16)                                                                                       \
+    switch (f.kt) {                                                                                                 \
+    case 5: rotq_factor_wgmma_issue<5, F16>(f, A, stg, M, q, d); break;                                             \
+    case 6: rotq_factor_wgmma_issue<6, F16>(f, A, stg, M, q, d); break;                                             \
+    case 7: rotq_factor_wgmma_issue<7, F16>(f, A, stg, M, q, d); break;                                             \
+    case 8: rotq_factor_wgmma_issue<8, F16>(f, A, stg, M, q, d); break;                                             \
+    case 9: rotq_factor_wgmma_issue<9, F16>(f, A, stg, M, q, d); break;                                             \
+    case 10: rotq_factor_wgmma_issue<10, F16>(f, A, stg, M, q, d); break;                                           \
+    default: rotq_factor_wgmma_issue<11, F16>(f, A, stg, M, q, d); break;                                           \
+    }
+    if (f.f16_mma) {
+        ROTQ_WG_ISSUE_KT(true)
+    } else {
+        ROTQ_WG_ISSUE_KT(false)
+    }
+#undef ROTQ_WG_ISSUE_KT
+}
+
+// A finished task's accumulators to W. Block q of the stage is columns c0 + 64
+// (q mod 2^(ls-6)) .. of row block q >> (ls-6).
+template <int L>
+__device__ __forceinline__ void rotq_factor_wgmma_store(const rotq_had_factor &f, float *W, const float (&d)[32],
+                                                        int M, int q, int c0, int ls) {
     const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
     const int mt = 4 * M + (int)((threadIdx.x >> 5) & 3u); // this warp's m16 tile
     const int gl = q >> (ls - 6);
     const unsigned lane_part = rotq_w_index((unsigned)((c0 + ((q & ((1 << (ls - 6)) - 1)) << 6)) | (2 * tq)));
 #pragma unroll
     for (int h = 0; h < 2; h++) {
-        const int m = 16 * mt + gq + 8 * h;
+        const int m = rotq_factor_wg_row<L>(16 * mt + gq + 8 * h);
         if (m >= f.k) continue;
         const unsigned base = rotq_w_index_shl<L>((unsigned)(gl * f.k + m)) + lane_part;
 #pragma unroll
@@ -594,22 +635,6 @@ __device__ __forceinline__ void rotq_factor_wgmma_task(const rotq_had_factor &f,
             W[base + rotq_w_index(8u * i)] = d[4 * i + 2 * h];
             W[base + rotq_w_index(8u * i) + 1] = d[4 * i + 2 * h + 1];
         }
-    }
-}
-
-// rotq_factor_wgmma_task for f.kt = 5 .. KTMAX (K > 64), a build per k-tile count.
-template <int L, int KTMAX, bool F16>
-__device__ __forceinline__ void rotq_factor_wgmma_kt(const rotq_had_factor &f, const uint32_t *A, const char *stg,
-                                                     float *W, int M, int q, int c0, int ls) {
-    static_assert(KTMAX == 11, "rotq_factor_wgmma_kt: the k-tile counts of K = 65 .. 176");
-    switch (f.kt) {
-    case 5: rotq_factor_wgmma_task<L, 5, F16>(f, A, stg, W, M, q, c0, ls); break;
-    case 6: rotq_factor_wgmma_task<L, 6, F16>(f, A, stg, W, M, q, c0, ls); break;
-    case 7: rotq_factor_wgmma_task<L, 7, F16>(f, A, stg, W, M, q, c0, ls); break;
-    case 8: rotq_factor_wgmma_task<L, 8, F16>(f, A, stg, W, M, q, c0, ls); break;
-    case 9: rotq_factor_wgmma_task<L, 9, F16>(f, A, stg, W, M, q, c0, ls); break;
-    case 10: rotq_factor_wgmma_task<L, 10, F16>(f, A, stg, W, M, q, c0, ls); break;
-    default: rotq_factor_wgmma_task<L, 11, F16>(f, A, stg, W, M, q, c0, ls); break;
     }
 }
 
@@ -623,10 +648,10 @@ __device__ __forceinline__ void rotq_factor_k_step_wgmma(const rotq_had_factor &
     int M = (int)(threadIdx.x >> 7), q = 0;
     while (M >= mtiles) M -= mtiles, q++;
     for (; q < nq;) {
-        if (f.f16_mma)
-            rotq_factor_wgmma_kt<L, KTMAX, true>(f, A, stg, W, M, q, c0, ls);
-        else
-            rotq_factor_wgmma_kt<L, KTMAX, false>(f, A, stg, W, M, q, c0, ls);
+        float d[32];
+        rotq_factor_wgmma_issue_any<KTMAX>(f, A, stg, M, q, d);
+        ptx_wgmma_wait<0>();
+        rotq_factor_wgmma_store<L>(f, W, d, M, q, c0, ls);
         M += step;
         while (M >= mtiles) M -= mtiles, q++;
     }
@@ -634,7 +659,7 @@ __device__ __forceinline__ void rotq_factor_k_step_wgmma(const rotq_had_factor &
 #endif
 
 // Shared memory of the factor kernel: A fragments, a zero chunk and the stage
-// mbarriers (the head), then one or two stages, then W. Stages start at 1024-byte
+// mbarriers (the head), then one to three stages, then W. Stages start at 1024-byte
 // boundaries, as TMA's 128-byte swizzle needs.
 __host__ __device__ inline size_t rotq_factor_stage_bytes(int G, int n, int es) {
     return ((size_t)G * n * es + 1023) & ~(size_t)1023;
@@ -644,7 +669,7 @@ __host__ __device__ inline size_t rotq_factor_frag_bytes(int kt, int wgmma) {
     return wgmma && wg > frags ? wg : frags;
 }
 __host__ __device__ inline size_t rotq_factor_head_bytes(int kt, int wgmma) {
-    return (rotq_factor_frag_bytes(kt, wgmma) + 128 + 16 + 1023) & ~(size_t)1023;
+    return (rotq_factor_frag_bytes(kt, wgmma) + 128 + 24 + 1023) & ~(size_t)1023; // zero chunk, 3 mbarriers
 }
 
 // Block shape and the blocks per SM its register cap aims at. 16-bit inputs
@@ -723,6 +748,83 @@ __device__ __forceinline__ void rotq_factor_stage_step(const rotq_had_args &a, c
     rotq_factor_k_step<L, ES, KTMAX>(a, f, tile * G, c0, ls, stg, zero16, afr, W, tasks, nwarps);
 }
 
+// The phases of a tile whose rows of 2^L <= 128 are in W (block-local), for
+// a TMA store: phase 0 and lane butterflies finish the rows, so a thread holds
+// 32 consecutive outputs, staged in `ostage` as 16-byte chunks under TMA's
+// swizzle (total is a multiple of 32).
+template <int L>
+__device__ __forceinline__ void rotq_factor_phases_to_stage(const rotq_had_args &a, const float *W, int64_t total,
+                                                            int nthreads, char *ostage, int os) {
+    typedef rotq_pow2_plan<L> plan;
+    static_assert(plan::SUB_THREADS == 32, "rows of 2^L <= 128: one-warp subtiles");
+    const unsigned sub = threadIdx.x / plan::SUB_THREADS, tid = threadIdx.x % plan::SUB_THREADS;
+    for (int64_t s0 = 0; s0 * plan::TILE < total; s0 += nthreads / plan::SUB_THREADS) {
+        const unsigned sub_base = (unsigned)((s0 + sub) * plan::TILE);
+        if (sub_base >= total) break;
+        float v[32];
+        const unsigned base = rotq_phase_base(sub_base, tid, 0);
+#pragma unroll
+        for (int r = 0; r < 32; r++) v[r] = W[base + (unsigned)r];
+        rotq_phase<L>(0, v);
+        rotq_finish_lane_rows<L>(v, a.scale);
+        const unsigned local0 = sub_base + 32 * tid;
+        if (local0 < total) rotq_stage_out32(ostage, local0, os, a.out_dtype, v);
+    }
+}
+
+#if ROTQ_WGMMA
+// The tile loop of K > 64 with 2^L = 64 or 128, TMA stages and TMA tile stores
+// (three stages; each warpgroup has one wgmma task at most): the K step of the
+// next tile is issued before this tile's phases and completes during them, its
+// accumulators held in registers and written to W after the phases have read
+// it. Stage i mod 3 takes tile i (loaded two tiles ahead), is read by tile i's
+// wgmma one iteration before its phases, then holds tile i's output for the
+// TMA store; it is reloaded (tile i + 3) once that store has read it.
+template <int L, int KTMAX>
+__device__ __forceinline__ void rotq_factor_pipelined(const rotq_had_args &a, const rotq_had_factor &f,
+                                                      const CUtensorMap *xmap, const CUtensorMap *ymap,
+                                                      const uint32_t *A, char *stage0, unsigned stage_bytes,
+                                                      uint32_t mbar0, float *W, int nthreads, int64_t ntiles) {
+    const int64_t total = (int64_t)f.groups_per_block * a.n;
+    const int os = a.out_dtype == ROTQ_DTYPE_F32 ? 4 : 2;
+    const int out_rows = (int)(total * os / ROTQ_TMA_ROW_BYTES);
+    // A warpgroup without a task of its own repeats task 0 and drops the result:
+    // wgmma issued and awaited under a condition makes ptxas serialize them all.
+    const int mtiles = (f.k + 63) >> 6, wgi = (int)(threadIdx.x >> 7);
+    const bool mine = wgi < mtiles * (f.groups_per_block << (L - 6));
+    const int q = mine ? wgi / mtiles : 0, M = mine ? wgi - q * mtiles : 0;
+    const int64_t step = gridDim.x;
+    int64_t tile = blockIdx.x;
+    if (tile >= ntiles) return;
+    rotq_factor_tma_fill(f, xmap, tile, 0, L, stage0, mbar0);
+    if (tile + step < ntiles) rotq_factor_tma_fill(f, xmap, tile + step, 0, L, stage0 + stage_bytes, mbar0 + 8);
+    float d[32];
+    rotq_tma_wait(mbar0, 0);
+    rotq_factor_wgmma_issue_any<KTMAX>(f, A, stage0, M, q, d);
+    ptx_wgmma_wait<0>();
+    if (mine) rotq_factor_wgmma_store<L>(f, W, d, M, q, 0, L);
+    __syncthreads();
+    for (unsigned i = 0; tile < ntiles; i++, tile += step) {
+        const unsigned s = i % 3, s1 = (i + 1) % 3, s2 = (i + 2) % 3;
+        char *stg = stage0 + s * stage_bytes;
+        const bool next = tile + step < ntiles;
+        if (tile + 2 * step < ntiles) // into tile i - 1's stage: waits for its store to have read it
+            rotq_factor_tma_fill(f, xmap, tile + 2 * step, 0, L, stage0 + s2 * stage_bytes, mbar0 + 8 * s2);
+        // Past the last tile the wgmmas read a stale stage (dropped).
+        if (next) rotq_tma_wait(mbar0 + 8 * s1, ((i + 1) / 3) & 1u);
+        rotq_factor_wgmma_issue_any<KTMAX>(f, A, stage0 + s1 * stage_bytes, M, q, d);
+        rotq_factor_phases_to_stage<L>(a, W, total, nthreads, stg, os);
+        ptx_wgmma_wait<0>();
+        ptx_fence_proxy_async_smem(); // this thread's chunks, before the TMA reads them
+        __syncthreads();              // W read, the tile staged
+        if (threadIdx.x == 0)
+            rotq_tma_store_rows(ymap, tile * out_rows, out_rows, rotq_tma_box_rows((int)(total * os)), stg);
+        if (next && mine) rotq_factor_wgmma_store<L>(f, W, d, M, q, 0, L);
+        __syncthreads(); // W holds the next tile
+    }
+}
+#endif
+
 // A persistent block walks over tiles of G row blocks of n = K * 2^L: the next
 // tile streams into the other stage while this one runs the K step (stage ->
 // W) and the power-of-two phases (W -> global; with QUANT, W -> W -> codes:
@@ -766,9 +868,9 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX, WIDE>::THREAD
     // every subtile lies in one row.
     const bool pre_am = QUANT && (qa.kind == ROTQ_QUANT_INT8_ROW || qa.kind == ROTQ_QUANT_FP8_ROW) &&
                         a.n % plan::TILE == 0 && G <= ROTQ_FACTOR_AM_ROWS;
-    if (rotq_tma_on(a.tma)) rotq_tma_init_stage_mbars(mbar0);
+    if (rotq_tma_on(a.tma)) rotq_tma_init_stage_mbars(mbar0, 3); // the third for rotq_factor_pipelined
     if (wg) {
-        rotq_build_factor_wgmma_a(f, afr);
+        rotq_build_factor_wgmma_a<L>(f, afr);
         ptx_fence_proxy_async_smem(); // written by this thread, read by wgmma (the async proxy)
     } else {
         rotq_build_factor_frags(f, afr);
@@ -778,6 +880,15 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX, WIDE>::THREAD
     if (threadIdx.x < 8) ((uint4 *)zero16)[threadIdx.x] = make_uint4(0, 0, 0, 0);
     if (QUANT && threadIdx.x < 2 * ROTQ_FACTOR_AM_ROWS) (&row_am[0][0])[threadIdx.x] = 0u;
     __syncthreads(); // the mbarriers are initialized before any thread uses them
+#if ROTQ_WGMMA
+    if constexpr (ES == 2 && !QUANT && !SLICED && L >= 6 && L <= 7 && KTMAX > ROTQ_FACTOR_SMALL_KT) {
+        if (wg && stages == 3) { // the host's choice, with TMA tile stores
+            rotq_factor_pipelined<L, KTMAX>(a, f, &xmap, &ymap, afr, stage0, stage_bytes, mbar0, W, nthreads, ntiles);
+            if (threadIdx.x == 0) ptx_bulk_wait_read<0>(); // the stages are read before the block ends
+            return;
+        }
+    }
+#endif
     // One stage of whole tiles: the copies of the next tile go out as soon as
     // the K step has read the stage, and arrive during the phases. Two-block
     // builds only (the one-block builds have two stages wherever their shared
@@ -820,8 +931,16 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX, WIDE>::THREAD
         // before this tile's first barrier) is cleared for the next tile.
         if (QUANT && threadIdx.x < ROTQ_FACTOR_AM_ROWS) row_am[par ^ 1][threadIdx.x] = 0u;
 
-        // Power-of-two phases over the K*G rows of 2^L now in W.
-        for (int64_t s0 = 0; s0 * plan::TILE < total; s0 += nthreads / plan::SUB_THREADS) {
+        // Power-of-two phases over the K*G rows of 2^L now in W (out_tma: into
+        // the stage just read, for the tile's TMA store).
+        bool staged = false;
+        if constexpr (!QUANT && L <= 7) {
+            if (out_tma) {
+                rotq_factor_phases_to_stage<L>(a, W, total, nthreads, ostage, os);
+                staged = true;
+            }
+        }
+        for (int64_t s0 = 0; !staged && s0 * plan::TILE < total; s0 += nthreads / plan::SUB_THREADS) {
             const unsigned sub_base = (unsigned)((s0 + sub) * plan::TILE);
             // A one-warp subtile past the end has nothing to do (larger ones
             // take part in the block's barriers).
@@ -831,14 +950,6 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX, WIDE>::THREAD
 #pragma unroll
             for (int r = 0; r < 32; r++) v[r] = sub_base < total ? W[base + (unsigned)r] : 0.0f;
             rotq_phase<L>(0, v);
-            if (out_tma) {
-                // A thread ends with 32 consecutive outputs, staged as 16-byte
-                // chunks under the chunk swizzle (TMA's; total is a multiple of 32).
-                rotq_finish_lane_rows<L>(v, a.scale);
-                const unsigned local0 = sub_base + 32 * tid;
-                if (local0 < total) rotq_stage_out32(ostage, local0, os, a.out_dtype, v);
-                continue;
-            }
             if (!QUANT) {
                 rotq_pow2_phases<L, true>(a, W, sub_base, tid, sub_base, total, f.k, g0, v);
                 continue;

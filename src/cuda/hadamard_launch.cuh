@@ -201,8 +201,22 @@ static rotq_status rotq_launch_factor_build(const rotq_had_args &a, const rotq_h
     rotq_had_args t = a;
     CUtensorMap xmap, ymap;
     rotq_factor_tma_setup<L, ES, KTMAX, QUANT, SLICED, WIDE>(t, f, &xmap, &ymap, ntiles, grid, dev);
+    rotq_had_factor fl = f;
+    if constexpr (ES == 2 && !QUANT && !SLICED && KTMAX > ROTQ_FACTOR_SMALL_KT && L >= 6 && L <= 7) {
+        // The pipelined loop (rotq_factor_pipelined): wgmma, TMA loads and
+        // stores, one wgmma task per warpgroup, a third stage that fits.
+        const int tasks = (f.k + 63) / 64 * (f.groups_per_block << (L - 6));
+        if (f.wgmma && t.tma && t.tma_out && f.stages == 2 && tasks <= threads / 128) {
+            const size_t smem3 = rotq_factor_smem<L, ES>(a, f, 3, L, threads);
+            int64_t grid3 = 0;
+            if (rotq_persistent_grid((const void *)rotq_had_factor_kernel<L, ES, KTMAX, QUANT, SLICED, WIDE>, threads,
+                                     smem3, regs, dev, ntiles, &grid3) == ROTQ_OK &&
+                grid3 == grid)
+                fl.stages = 3, smem = smem3;
+        }
+    }
     rotq_had_factor_kernel<L, ES, KTMAX, QUANT, SLICED, WIDE>
-        <<<(unsigned)grid, threads, smem, stream>>>(t, f, q, xmap, ymap);
+        <<<(unsigned)grid, threads, smem, stream>>>(t, fl, q, xmap, ymap);
     return rotq_cuda_check_launch();
 }
 

@@ -86,14 +86,13 @@ __device__ __forceinline__ void rotq_tma_store_rows(const CUtensorMap *map, int6
 #endif
 }
 
-// Kernel start, thread 0: the mbarriers of two stages, at mbar0 and mbar0 + 8
+// Kernel start, thread 0: the mbarriers of `stages` stages, at mbar0, mbar0 + 8, ...
 // (one arrival each: the issuing thread's expect-tx). A block barrier must follow
 // before any thread uses them (the init is a warp-uniform instruction that the
 // first expect-tx is not otherwise ordered after).
-__device__ __forceinline__ void rotq_tma_init_stage_mbars(uint32_t mbar0) {
+__device__ __forceinline__ void rotq_tma_init_stage_mbars(uint32_t mbar0, int stages = 2) {
     if (threadIdx.x != 0) return;
-    ptx_mbarrier_init(mbar0, 1);
-    ptx_mbarrier_init(mbar0 + 8, 1);
+    for (int i = 0; i < stages; i++) ptx_mbarrier_init(mbar0 + 8 * i, 1);
     ptx_fence_mbarrier_init();
 }
 
