@@ -408,7 +408,9 @@ void ck_op_hadamard(ck_ctx *c) {
     emit(c, h);
     /* K > 64 with TMA stages: the K step on wgmma (sm_90a), one build per k-tile
        count, m64 tiles past K (156: 192 rows), H_K^T, two 64-column blocks a row
-       block, column slices (n > 32768). */
+       block, the pipelined loop (2^m <= 128), more tasks than warpgroups (140 and
+       156 at 2^m = 128), column slices (124 * 256), rows past shared memory (172 *
+       256, 124 * 512: the two-pass path). */
     h = base_case(156 * 64, 156, F16, F16, 203);
     h.flags = ROTQ_HADAMARD_TRANSPOSE_FACTOR;
     emit(c, h);
@@ -417,12 +419,12 @@ void ck_op_hadamard(ck_ctx *c) {
     if (full) {
         static const int32_t big_k[6] = {108, 116, 124, 140, 156, 172};
         for (int i = 0; i < 6; i++) {
-            h = base_case(big_k[i] << (6 + i % 3), big_k[i], i & 1 ? BF16 : F16, i % 3 == 1 ? F32 : k_float[1 + (i & 1)],
-                          199 + 2 * i);
+            const rotq_dtype dout = i % 3 == 1 ? F32 : k_float[1 + (i & 1)];
+            h = base_case(big_k[i] << (6 + i % 3), big_k[i], i & 1 ? BF16 : F16, dout, 199 + 2 * i);
             h.flags = i % 2 == 0 ? ROTQ_HADAMARD_TRANSPOSE_FACTOR : 0;
             emit(c, h);
         }
-        h = base_case(124 * 512, 124, BF16, BF16, 203); /* 8 column slices or more */
+        h = base_case(124 * 512, 124, BF16, BF16, 203);
         emit(c, h);
     }
     if (full) {

@@ -3,20 +3,22 @@
 // y = (H_K (x) H_{2^L}) x: the two factors commute, so the K step runs first,
 // on tensor cores, directly on the input: a block of G row blocks is read into
 // shared memory (staging), and for every column j the K values x[k*2^L + j] are
-// multiplied by H_K with mma.sync m16n8k16 (fp32 accumulate). With 16-bit inputs
-// the operands are the input values themselves, so this step is exact up to fp32
-// accumulation; fp32 inputs are split into three bf16 terms (24 bits).
-// The fp32 result goes to W and the power-of-two phases of hadamard_pow2.cuh
-// finish the transform.
+// multiplied by H_K with mma.sync m16n8k16 (fp32 accumulate), or for K > 64 on
+// sm_90a with TMA stages by wgmma m64n64k16 (rotq_factor_wgmma_issue). With
+// 16-bit inputs the operands are the input values themselves, so this step is
+// exact up to fp32 accumulation; fp32 inputs are split into three bf16 terms
+// (24 bits). The fp32 result goes to W and the power-of-two phases of
+// hadamard_pow2.cuh finish the transform.
 //
 // On sm_90 a stage of 16-bit dense row blocks without signs arrives by TMA: one
 // box of a 4-D tensor map (64 columns, K rows, column blocks, row blocks) lays
-// it out [row block][64-column block][K][64], so the 8 rows an ldmatrix reads
-// are 8 consecutive 128-byte lines under TMA's swizzle (conflict-free), and the
+// it out [row block][64-column block][krows][64] (krows = K, or 16 kt for
+// wgmma: rows past K are TMA's zero fill), so the 8 rows an ldmatrix reads are
+// 8 consecutive 128-byte lines under TMA's swizzle (conflict-free), and the
 // next k tile is 16 lines on. Rows of 2^m <= 128 columns are done after phase 0
 // and lane butterflies; a thread then holds 32 consecutive outputs, and packed
 // 16-bit outputs leave by one TMA store of the tile, staged in the stage the K
-// step has just read.
+// step has just read (for K > 64 in a pipelined loop, rotq_factor_pipelined).
 //
 // The same kernel, built with QUANT, also serves quantize with a K*2^m rotation
 // (quantize_rot_factor.cu): the last phase's values go back to W, scaled, and
@@ -518,8 +520,9 @@ __device__ __forceinline__ void rotq_factor_k_step(const rotq_had_args &a, const
 
 // H_K for the wgmma K step (rotq_factor_wgmma_issue) in shared memory: rows
 // 0 .. 64 * ceil(kt / 4) - 1 (m64 tiles; row p holds H_K's row
-// rotq_factor_wg_row(p)) by columns 0 .. 16 kt - 1, zero past K, K-major without swizzle: 8 x 8 core matrices of 128 bytes, core (row / 8,
-// column / 8) at ((row / 8) * 2kt + column / 8) * 128 (lbo 128, sbo 256 kt).
+// rotq_factor_wg_row(p)) by columns 0 .. 16 kt - 1, zero past K, K-major
+// without swizzle: 8 x 8 core matrices of 128 bytes, core (row / 8, column / 8)
+// at ((row / 8) * 2kt + column / 8) * 128 (lbo 128, sbo 256 kt).
 __host__ __device__ inline int rotq_factor_wg_mtiles(int kt) { return (kt + 3) / 4; }
 // The row of H_K (and of the output) at row p of the wgmma A operand. A lane
 // (gq, tq) stores rows p = gq, gq + 8 of an m16 tile to W at columns 2tq + 8i:
@@ -665,8 +668,8 @@ __host__ __device__ inline size_t rotq_factor_stage_bytes(int G, int n, int es) 
     return ((size_t)G * n * es + 1023) & ~(size_t)1023;
 }
 __host__ __device__ inline size_t rotq_factor_frag_bytes(int kt, int wgmma) {
-    const size_t frags = (size_t)kt * kt * 512, wg = (size_t)rotq_factor_wg_mtiles(kt) * kt * 2048;
-    return wgmma && wg > frags ? wg : frags;
+    // wgmma's matrix (rows padded to m64 tiles) is the larger: 4 ceil(kt / 4) >= kt.
+    return wgmma ? (size_t)rotq_factor_wg_mtiles(kt) * kt * 2048 : (size_t)kt * kt * 512;
 }
 __host__ __device__ inline size_t rotq_factor_head_bytes(int kt, int wgmma) {
     return (rotq_factor_frag_bytes(kt, wgmma) + 128 + 24 + 1023) & ~(size_t)1023; // zero chunk, 3 mbarriers
@@ -711,9 +714,9 @@ __device__ __forceinline__ void rotq_factor_stage_step(const rotq_had_args &a, c
                                                        int nwarps) {
     const int G = f.groups_per_block;
     const bool tma = rotq_tma_on(a.tma);
-    const int buf = f.stages == 2 ? (int)(uses & 1u) : 0;
+    const int buf = f.stages >= 2 ? (int)(uses & 1u) : 0;
     __syncthreads();
-    if (f.stages == 2) {
+    if (f.stages >= 2) {
         const int c1 = c0 + (1 << ls);
         const int64_t nt = c1 < (1 << L) ? tile : tile + gridDim.x;
         if (nt < ntiles)
@@ -731,7 +734,7 @@ __device__ __forceinline__ void rotq_factor_stage_step(const rotq_had_args &a, c
         if (!tma) ptx_cp_async_wait<0>();
     }
     if (tma)
-        rotq_tma_wait(mbar0 + 8 * buf, (f.stages == 2 ? uses >> 1 : uses) & 1u);
+        rotq_tma_wait(mbar0 + 8 * buf, (f.stages >= 2 ? uses >> 1 : uses) & 1u);
     else
         __syncthreads();
     uses++;
@@ -850,7 +853,9 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX, WIDE>::THREAD
     const int G = f.groups_per_block;
     const int ls = SLICED ? f.slice_log : L; // stage columns per K row: 2^ls
     const unsigned stage_bytes = (unsigned)rotq_factor_stage_bytes(G, f.krows << ls, ES);
-    const int stages = f.stages; // 2: prefetch the next stage; 1: rely on two blocks per SM
+    // 2: prefetch the next stage; 1: rely on two blocks per SM; 3: the pipelined
+    // loop (a build without wgmma prefetches with two of them).
+    const int stages = f.stages;
     uint32_t *afr = (uint32_t *)rotq_fsmem;
     // The A operand: mma.sync fragments, or with wgmma H_K as a K-major matrix.
     const bool wg = ROTQ_WGMMA && ES == 2 && KTMAX > ROTQ_FACTOR_SMALL_KT && f.wgmma && rotq_tma_on(a.tma);
@@ -882,7 +887,7 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX, WIDE>::THREAD
     __syncthreads(); // the mbarriers are initialized before any thread uses them
 #if ROTQ_WGMMA
     if constexpr (ES == 2 && !QUANT && !SLICED && L >= 6 && L <= 7 && KTMAX > ROTQ_FACTOR_SMALL_KT) {
-        if (wg && stages == 3) { // the host's choice, with TMA tile stores
+        if (wg && stages == 3 && rotq_tma_on(a.tma_out)) { // the host's choice, with TMA tile stores
             rotq_factor_pipelined<L, KTMAX>(a, f, &xmap, &ymap, afr, stage0, stage_bytes, mbar0, W, nthreads, ntiles);
             if (threadIdx.x == 0) ptx_bulk_wait_read<0>(); // the stages are read before the block ends
             return;
@@ -901,7 +906,7 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX, WIDE>::THREAD
     const bool out_tma = !QUANT && L <= 7 && rotq_tma_on(a.tma_out);
     const int os = a.out_dtype == ROTQ_DTYPE_F32 ? 4 : 2;
     const int out_rows = (int)(total * os / ROTQ_TMA_ROW_BYTES); // 128-byte rows of a tile's output
-    if ((stages == 2 || early) && (int64_t)blockIdx.x < ntiles)
+    if ((stages >= 2 || early) && (int64_t)blockIdx.x < ntiles)
         rotq_factor_fill<L, ES>(a, f, &xmap, blockIdx.x, 0, ls, stage0, mbar0);
     ptx_cp_async_commit();
     int par = 0; // the parity of the block's tile count
@@ -925,7 +930,7 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX, WIDE>::THREAD
             if (tile + gridDim.x < ntiles) rotq_factor_fill<L, ES>(a, f, &xmap, tile + gridDim.x, 0, L, stage0, mbar0);
             ptx_cp_async_commit();
         }
-        char *ostage = stage0 + (stages == 2 ? (uses - 1) & 1u : 0u) * stage_bytes; // the stage just read (out_tma)
+        char *ostage = stage0 + (stages >= 2 ? (uses - 1) & 1u : 0u) * stage_bytes; // the stage just read (out_tma)
 
         // The other parity's absmax (last read by the previous tile's epilogue,
         // before this tile's first barrier) is cleared for the next tile.

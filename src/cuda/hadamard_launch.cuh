@@ -130,7 +130,8 @@ static size_t rotq_factor_smem(const rotq_had_args &a, const rotq_had_factor &f,
     const int64_t pass = plan::SUB_THREADS == 32 ? (int64_t)plan::TILE
                                                  : (int64_t)plan::TILE * (threads / plan::SUB_THREADS);
     const int64_t w_elems = (elems + pass - 1) / pass * pass;
-    return rotq_factor_head_bytes(f.kt, f.wgmma) + stages * rotq_factor_stage_bytes(f.groups_per_block, f.krows << ls, ES) +
+    return rotq_factor_head_bytes(f.kt, f.wgmma) +
+           stages * rotq_factor_stage_bytes(f.groups_per_block, f.krows << ls, ES) +
            (size_t)rotq_w_slots((unsigned)w_elems) * 4;
 }
 
@@ -160,6 +161,15 @@ static rotq_status rotq_factor_staging(const rotq_had_args &a, rotq_had_factor &
     return ROTQ_ERR_NOT_SUPPORTED;
 }
 
+// Whether the factor kernel's input can come by TMA (16-bit elements aside):
+// no signs, 16-byte rows, row blocks at a fixed stride. Returns that stride in
+// elements, or -1.
+static inline int64_t rotq_factor_tma_input(const rotq_had_args &a) {
+    if (a.signs || !a.vec_in) return -1;
+    if (a.blocks_per_row == 1) return a.x_stride;
+    return a.x_stride == (int64_t)a.n * a.blocks_per_row ? (int64_t)a.n : -1;
+}
+
 // Host: TMA for the factor kernel on sm_90. Stage loads (a.tma, xmap) for 16-bit
 // inputs without signs whose row blocks sit at a fixed stride, stages at least
 // 64 columns wide, and 1.5 tiles per block or more (as the power-of-two kernel:
@@ -176,10 +186,8 @@ static inline void rotq_factor_tma_setup(rotq_had_args &a, const rotq_had_factor
     a.tma = a.tma_out = 0;
     if (dev->cc_major < 9) return;
     const int G = f.groups_per_block;
-    const int64_t gstride = a.blocks_per_row == 1                       ? a.x_stride
-                            : a.x_stride == (int64_t)a.n * a.blocks_per_row ? (int64_t)a.n
-                                                                            : -1;
-    if (ES == 2 && !a.signs && a.vec_in && gstride > 0 && f.slice_log >= 6 && 2 * ntiles >= 3 * grid)
+    const int64_t gstride = rotq_factor_tma_input(a);
+    if (ES == 2 && gstride > 0 && f.slice_log >= 6 && 2 * ntiles >= 3 * grid)
         a.tma = rotq_tma_map_factor(xmap, a.x, f.k, f.krows, L, f.slice_log, a.groups, gstride, G);
     const bool early = rotq_factor_shape<L, ES, KTMAX, WIDE>::TWO && !SLICED && f.stages == 1;
     const int os = a.out_dtype == ROTQ_DTYPE_F32 ? 4 : 2;
@@ -248,17 +256,24 @@ static rotq_status rotq_launch_factor(const rotq_had_args &a, rotq_had_factor &f
                                       cudaStream_t stream, const rotq_cuda_device_info *dev, int threads = 0) {
     if (f.kt > KTMAX) return ROTQ_ERR_NOT_SUPPORTED; // the dispatch picks KTMAX >= kt
     // The large-K builds run the K step of TMA stages for K > 64 on wgmma
-    // (sm_90a), which takes whole k tiles: the stage holds 16 kt rows per
-    // 64-column block. (K <= 64 in this build, 28 * 1024: its larger stage left
-    // room for one stage only, 93.6 -> 121.8 us in a same-run A/B.)
-    f.wgmma = ES == 2 && KTMAX > ROTQ_FACTOR_SMALL_KT && f.kt > ROTQ_FACTOR_SMALL_KT && dev->cc_major >= 9;
+    // (sm_90a: compute capability 9.x), which takes whole k tiles: the stage
+    // holds 16 kt rows per 64-column block. (K <= 64 in this build, 28 * 1024:
+    // its larger stage left room for one stage only, 93.6 -> 121.8 us in a
+    // same-run A/B.) Where TMA cannot serve the stages, or the larger stage and
+    // matrix do not fit with slices of 64 columns or more, the plain sizes.
+    f.wgmma = ES == 2 && KTMAX > ROTQ_FACTOR_SMALL_KT && f.kt > ROTQ_FACTOR_SMALL_KT && dev->cc_major == 9 &&
+              rotq_factor_tma_input(a) > 0;
     f.krows = f.wgmma ? 16 * f.kt : f.k;
     typedef rotq_factor_shape<L, ES, KTMAX, WIDE> shape;
     if (!WIDE) threads = shape::THREADS;
     // The two-block build (384 threads, 80 registers) needs room for its
     // second block; without it the caller takes a one-block build.
     size_t smem = 0;
-    const rotq_status st = rotq_factor_staging<L, ES, KTMAX, WIDE>(a, f, dev, threads, &smem);
+    rotq_status st = rotq_factor_staging<L, ES, KTMAX, WIDE>(a, f, dev, threads, &smem);
+    if (f.wgmma && (st != ROTQ_OK || f.slice_log < 6)) {
+        f.wgmma = 0, f.krows = f.k;
+        st = rotq_factor_staging<L, ES, KTMAX, WIDE>(a, f, dev, threads, &smem);
+    }
     if (st != ROTQ_OK) return st;
     rotq_q_args q;
     if (QUANT) {

@@ -266,14 +266,17 @@ __device__ __forceinline__ void ptx_wgmma_wait(void) {
 template <bool F16, int ACCUMULATE>
 __device__ __forceinline__ void ptx_wgmma_m64n64k16_ss(float (&d)[32], uint64_t a_desc, uint64_t b_desc) {
     if (F16)
-        asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " ROTQ_WGMMA_D32 ", %32, %33, %34, 1, 1, 0, 1;\n"
+        asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %34, 0;\n"
+                     " wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " ROTQ_WGMMA_D32
+                     ", %32, %33, p, 1, 1, 0, 1;\n}\n"
                      : ROTQ_WGMMA_D32_OPS(d)
-                     : "l"(a_desc), "l"(b_desc), "n"(ACCUMULATE));
+                     : "l"(a_desc), "l"(b_desc), "r"(ACCUMULATE));
     else
-        asm volatile("wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " ROTQ_WGMMA_D32
-                     ", %32, %33, %34, 1, 1, 0, 1;\n"
+        asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %34, 0;\n"
+                     " wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " ROTQ_WGMMA_D32
+                     ", %32, %33, p, 1, 1, 0, 1;\n}\n"
                      : ROTQ_WGMMA_D32_OPS(d)
-                     : "l"(a_desc), "l"(b_desc), "n"(ACCUMULATE));
+                     : "l"(a_desc), "l"(b_desc), "r"(ACCUMULATE));
 }
 #undef ROTQ_WGMMA_D32
 #undef ROTQ_WGMMA_D32_OPS
