@@ -497,15 +497,135 @@ __device__ __forceinline__ int4 rotq_factor_task(const rotq_had_factor &f, int l
     return make_int4(grp, step, mt0 | (mt1 << 16), groups);
 }
 
+// The K step of K <= 64 (KT = ceil(K / 16) k tiles, and as many m tiles) for
+// the common stage: one row block (G == 1) of 16-bit values without signs, by
+// TMA or in cp.async rows of >= 64 columns. The general path
+// (rotq_factor_columns) spent about 150 instructions per 16-column task on
+// run-time checks, per-row W indices and a loop over m tiles; here everything
+// that does not depend on the task is worked out once per stage:
+// - the lane's ldmatrix row (k0) and whether its row in the last k tile is an
+//   input row (k < K; otherwise it reads the zero chunk);
+// - the W slot of its output row gq, since rotq_w_index adds over disjoint bits:
+//   slot(row 16mt + 8h + gq, column col) = w(gq << L) + w(col | 2tq) +
+//   [w((16mt + 8h) << L) + 8nb + j], the bracket a compile-time immediate;
+// - which of the last m tile's rows are rows of H_K (rows < K), the only ones
+//   that can be past K;
+// - for KT <= 2 the A fragments of H_K, held in registers across the tasks.
+// A task is then KT ldmatrix, 2 KT^2 mma with KT independent accumulator
+// chains, and 16 KT stores at immediate offsets from one base.
+template <int L, int KT, bool F16>
+__device__ __forceinline__ void rotq_factor_k_step_one(const rotq_had_factor &f, const char *stg, const char *zero16,
+                                                       const uint32_t *afr, float *W, int c0, int ls, bool tma,
+                                                       int nwarps) {
+    const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
+    const int mi = lane >> 3;
+    const int k0 = 8 * (mi & 1) + (lane & 7); // this lane's ldmatrix row in k tile 0
+    const int jl = 8 * (mi >> 1);             // and its column within the task's 16
+    const bool last_in = 16 * (KT - 1) + k0 < f.k;
+    const bool h0_in = 16 * (KT - 1) + gq < f.k, h1_in = 16 * (KT - 1) + 8 + gq < f.k;
+    const unsigned wrow = rotq_w_index((unsigned)gq << L);
+    const int lc = ls - 3; // log2 of the 16-byte chunks of a cp.async stage row (>= 3 here)
+    // Bytes from one k tile of the stage to the next (16 rows on, same swizzle).
+    const unsigned kt_bytes = tma ? 16u * ROTQ_TMA_ROW_BYTES : 16u << (lc + 4);
+    const uint4 *ap = (const uint4 *)afr + lane;
+    uint4 areg[KT <= 2 ? KT * KT : 1];
+    if (KT <= 2) {
+#pragma unroll
+        for (int t = 0; t < (KT <= 2 ? KT * KT : 0); t++) areg[t] = ap[t * 32];
+    }
+    const int tasks = 1 << (ls - 4);
+#pragma unroll 1 // unrolled, the two-block builds (80 registers) spilled the loop's state
+    for (int task = (int)(threadIdx.x >> 5); task < tasks; task += nwarps) {
+        const int j = 16 * task + jl; // stage column of the lane's ldmatrix row
+        const char *row0;
+        if (tma) {
+            // Line (j / 64) * K + k0 of 128 bytes, its chunks XORed with the line's low 3 bits.
+            const unsigned line = (unsigned)((j >> 6) * f.krows + k0);
+            row0 = stg + line * ROTQ_TMA_ROW_BYTES + ((((unsigned)j >> 3) & 7u) ^ (line & 7u)) * 16;
+        } else {
+            // Chunk (k0 << lc) + j / 8, its low 3 bits XORed with k0's (rotq_stage_swizzle).
+            row0 = stg + (((unsigned)k0 << lc) + (((unsigned)j >> 3) ^ ((unsigned)k0 & 7u))) * 16;
+        }
+        uint32_t b[KT][4];
+#pragma unroll
+        for (int kt = 0; kt < KT; kt++) {
+            const char *p = row0 + kt * kt_bytes;
+            if (kt == KT - 1 && !last_in) p = zero16;
+            ptx_ldmatrix_x4_trans(b[kt], ptx_smem_addr(p));
+        }
+        const unsigned base = wrow + rotq_w_index((unsigned)(c0 + 16 * task) | (unsigned)(2 * tq));
+#pragma unroll
+        for (int mt = 0; mt < KT; mt++) {
+            float acc[2][4];
+#pragma unroll
+            for (int nb = 0; nb < 2; nb++) acc[nb][0] = acc[nb][1] = acc[nb][2] = acc[nb][3] = 0.f;
+#pragma unroll
+            for (int kt = 0; kt < KT; kt++) {
+                const uint4 av = KT <= 2 ? areg[(mt * KT + kt) % (KT <= 2 ? KT * KT : 1)] : ap[(mt * KT + kt) * 32];
+                const uint32_t afrag[4] = {av.x, av.y, av.z, av.w};
+#pragma unroll
+                for (int nb = 0; nb < 2; nb++) {
+                    const uint32_t bf[2] = {b[kt][2 * nb], b[kt][2 * nb + 1]};
+                    if (F16)
+                        ptx_mma_f16_16816(acc[nb], afrag, bf);
+                    else
+                        ptx_mma_bf16_16816(acc[nb], afrag, bf);
+                }
+            }
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                if (mt == KT - 1 && !(h ? h1_in : h0_in)) continue;
+                const unsigned rb = rotq_w_index((unsigned)(16 * mt + 8 * h) << L); // compile-time
+#pragma unroll
+                for (int nb = 0; nb < 2; nb++) {
+                    W[base + rb + (unsigned)(8 * nb)] = acc[nb][2 * h];
+                    W[base + rb + (unsigned)(8 * nb + 1)] = acc[nb][2 * h + 1];
+                }
+            }
+        }
+    }
+}
+
+// rotq_factor_k_step_one for the run-time k-tile count and operand type.
+template <int L>
+__device__ __forceinline__ void rotq_factor_k_step_one_any(const rotq_had_factor &f, const char *stg,
+                                                           const char *zero16, const uint32_t *afr, float *W, int c0,
+                                                           int ls, bool tma, int nwarps) {
+#define ROTQ_K_STEP_ONE(F16)                                                                                        \
+    switch (f.kt) {                                                                                                 \
+    case 1: rotq_factor_k_step_one<L, 1, F16>(f, stg, zero16, afr, W, c0, ls, tma, nwarps); break;                 \
+    case 2: rotq_factor_k_step_one<L, 2, F16>(f, stg, zero16, afr, W, c0, ls, tma, nwarps); break;                 \
+    case 3: rotq_factor_k_step_one<L, 3, F16>(f, stg, zero16, afr, W, c0, ls, tma, nwarps); break;                 \
+    default: rotq_factor_k_step_one<L, 4, F16>(f, stg, zero16, afr, W, c0, ls, tma, nwarps); break;                \
+    }
+    if (f.f16_mma) {
+        ROTQ_K_STEP_ONE(true)
+    } else {
+        ROTQ_K_STEP_ONE(false)
+    }
+#undef ROTQ_K_STEP_ONE
+}
+
 // The K step of one stage over the block's warps (tasks: rotq_factor_task; the
 // builds for K <= 64, whose tasks are plain, work them out in place: reading
 // them from shared memory measured 2-4% slower there, the group step no longer
-// a compile-time constant).
+// a compile-time constant). K <= 64 with one row block of 16-bit values per
+// stage, no signs and 16-byte rows: rotq_factor_k_step_one.
 template <int L, int ES, int KTMAX>
 __device__ __forceinline__ void rotq_factor_k_step(const rotq_had_args &a, const rotq_had_factor &f, int64_t g0,
                                                    int c0, int ls, const char *stg, const char *zero16,
                                                    const uint32_t *afr, float *W, const int4 *tasks, int nwarps) {
     typedef rotq_factor_cols<ES> cols;
+    // The large-K builds meet K <= 64 only at 2^9 and 2^10, where two blocks of
+    // the small-K build do not fit (28 * 1024); elsewhere the path stays out of
+    // them (its code moved the register allocation of 172 * 64 and 108 * 128).
+    if constexpr (ES == 2 && L >= 4 && (KTMAX <= ROTQ_FACTOR_SMALL_KT || L == 9 || L == 10)) {
+        const bool tma = rotq_tma_on(a.tma);
+        if (f.kt <= ROTQ_FACTOR_SMALL_KT && f.groups_per_block == 1 && !a.signs && (tma || ls >= 6)) {
+            rotq_factor_k_step_one_any<L>(f, stg, zero16, afr, W, c0, ls, tma, nwarps);
+            return;
+        }
+    }
     if (KTMAX <= ROTQ_FACTOR_SMALL_KT) {
         const int groups = (f.groups_per_block << ls) / cols::WIDTH;
         for (int grp = threadIdx.x >> 5; grp < groups; grp += nwarps)
@@ -698,9 +818,11 @@ struct rotq_factor_shape {
 
 // One stage of a tile: after a barrier (the previous stage's buffer is free,
 // and at c0 == 0 the previous tile's W), issue the next stage's copies (two
-// stages) or, with one stage, this one's unless already issued (`issued`:
-// whole tiles, whose copies the kernel issues as soon as the previous K step
-// has freed the stage), wait for this stage, and run the K step on its
+// stages) or, with one stage, this one's, unless already issued (`issued`:
+// with one stage, whole tiles, whose copies the kernel issues as soon as the
+// previous K step has freed the stage; with two, a tile's first column slice,
+// whose next slice the kernel issued after the previous tile's K step), wait
+// for this stage, and run the K step on its
 // columns: c0 .. c0 + 2^ls - 1 of every K row of the tile's G row blocks, into W.
 // `uses` counts the block's stages so far: stage buffer uses & 1 (two stages),
 // and with TMA the k-th use of a buffer's mbarrier (mbar0 + 8 * buffer) waits
@@ -719,7 +841,7 @@ __device__ __forceinline__ void rotq_factor_stage_step(const rotq_had_args &a, c
     if (f.stages >= 2) {
         const int c1 = c0 + (1 << ls);
         const int64_t nt = c1 < (1 << L) ? tile : tile + gridDim.x;
-        if (nt < ntiles)
+        if (nt < ntiles && !issued)
             rotq_factor_fill<L, ES>(a, f, xmap, nt, c1 < (1 << L) ? c1 : 0, ls, stage0 + (buf ^ 1) * stage_bytes,
                                     mbar0 + 8 * (buf ^ 1));
         if (!tma) {
@@ -911,6 +1033,7 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX, WIDE>::THREAD
     ptx_cp_async_commit();
     int par = 0; // the parity of the block's tile count
     unsigned uses = 0;
+    bool slice1_issued = false; // SLICED: the tile's second slice is on its way (issued after the last K step)
     for (int64_t tile = blockIdx.x; tile < ntiles; tile += gridDim.x, par ^= 1) {
         const int64_t g0 = tile * G;
         // The previous tile's TMA store has read its stage before it is refilled
@@ -923,9 +1046,21 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX, WIDE>::THREAD
 #pragma unroll 1
             for (int c0 = 0; c0 < (1 << L); c0 += 1 << ls)
                 rotq_factor_stage_step<L, ES, KTMAX>(a, f, &xmap, tile, ntiles, c0, ls, uses, stage0,
-                                                     stage_bytes, mbar0, zero16, afr, W, false, tasks, nthreads / 32);
+                                                     stage_bytes, mbar0, zero16, afr, W, c0 == 0 && slice1_issued,
+                                                     tasks, nthreads / 32);
         }
         __syncthreads();
+        if (SLICED && stages >= 2) {
+            // The tile's last K step has freed the stage it read: the next tile's
+            // second slice goes there now (its first went to the other stage
+            // during that step), so both arrive during this tile's phases instead
+            // of the second being waited for one K step after it was issued.
+            slice1_issued = tile + gridDim.x < ntiles;
+            if (slice1_issued)
+                rotq_factor_fill<L, ES>(a, f, &xmap, tile + gridDim.x, 1 << ls, ls,
+                                        stage0 + ((uses - 1) & 1u) * stage_bytes, mbar0 + 8 * ((uses - 1) & 1u));
+            if (!rotq_tma_on(a.tma)) ptx_cp_async_commit();
+        }
         if (early) {
             if (tile + gridDim.x < ntiles) rotq_factor_fill<L, ES>(a, f, &xmap, tile + gridDim.x, 0, L, stage0, mbar0);
             ptx_cp_async_commit();
