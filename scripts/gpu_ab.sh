@@ -6,7 +6,7 @@
 # drift lands on both. Ratios of the same row are comparable only within one run.
 #
 # Environment:
-#   AB_BASE=HEAD            the base commit (anything `git archive` takes)
+#   AB_BASE=HEAD            the base commit (anything `git archive` takes), or "none"
 #   AB_FILTERS="a;b"        `rotq bench --filter` strings (each its own bench call)
 #   AB_REPS=3               repetitions of each (base, new) pair
 #   AB_CHECK="--full"       arguments of the op suite run (empty string: skip it)
@@ -25,19 +25,24 @@ OUT=${OUT:-build-ab/out}
 mkdir -p "$OUT" build-ab
 t0=$SECONDS
 
-rm -rf build-ab/base-src && mkdir -p build-ab/base-src
-git archive "$BASE" | tar -x -C build-ab/base-src || { echo "git archive $BASE failed"; exit 1; }
+VARIANTS="base new"
+if [ "$BASE" = none ]; then
+    VARIANTS="new" # only the working tree (and var): the device's git may not know later commits
+else
+    rm -rf build-ab/base-src && mkdir -p build-ab/base-src
+    git archive "$BASE" | tar -x -C build-ab/base-src || { echo "git archive $BASE failed"; exit 1; }
+fi
 configure() { # SRC BUILD [extra cmake arguments]
     local src=$1 dir=$2
     shift 2
     cmake -S "$src" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DROTQ_CUDA=ON -DROTQ_BUILD_TESTS=ON \
         -DCMAKE_CUDA_ARCHITECTURES=90a-real "$@" >"$dir.configure.log" 2>&1
 }
-configure build-ab/base-src build-ab/base && configure . build-ab/new || { echo "configure failed"; exit 1; }
-VARIANTS="base new"
+if [ "$BASE" != none ]; then configure build-ab/base-src build-ab/base || { echo "configure base failed"; exit 1; }; fi
+configure . build-ab/new || { echo "configure failed"; exit 1; }
 if [ -n "${AB_VAR_FLAGS:-}" ]; then
     configure . build-ab/var -DCMAKE_CUDA_FLAGS="$AB_VAR_FLAGS" || { echo "configure var failed"; exit 1; }
-    VARIANTS="base new var"
+    VARIANTS="$VARIANTS var"
 fi
 # The builds share the cores.
 NV=$(wc -w <<<"$VARIANTS")

@@ -528,10 +528,11 @@ __device__ __forceinline__ void rotq_factor_k_step_one(const rotq_had_factor &f,
     // Bytes from one k tile of the stage to the next (16 rows on, same swizzle).
     const unsigned kt_bytes = tma ? 16u * ROTQ_TMA_ROW_BYTES : 16u << (lc + 4);
     const uint4 *ap = (const uint4 *)afr + lane;
-    uint4 areg[KT <= 2 ? KT * KT : 1];
-    if (KT <= 2) {
+    constexpr bool AREG = KT <= 2; // A fragments in registers
+    uint4 areg[AREG ? KT * KT : 1];
+    if (AREG) {
 #pragma unroll
-        for (int t = 0; t < (KT <= 2 ? KT * KT : 0); t++) areg[t] = ap[t * 32];
+        for (int t = 0; t < (AREG ? KT * KT : 0); t++) areg[t] = ap[t * 32];
     }
     const int tasks = 1 << (ls - 4);
 #pragma unroll 1 // unrolled, the two-block builds (80 registers) spilled the loop's state
@@ -561,7 +562,7 @@ __device__ __forceinline__ void rotq_factor_k_step_one(const rotq_had_factor &f,
             for (int nb = 0; nb < 2; nb++) acc[nb][0] = acc[nb][1] = acc[nb][2] = acc[nb][3] = 0.f;
 #pragma unroll
             for (int kt = 0; kt < KT; kt++) {
-                const uint4 av = KT <= 2 ? areg[(mt * KT + kt) % (KT <= 2 ? KT * KT : 1)] : ap[(mt * KT + kt) * 32];
+                const uint4 av = AREG ? areg[(mt * KT + kt) % (AREG ? KT * KT : 1)] : ap[(mt * KT + kt) * 32];
                 const uint32_t afrag[4] = {av.x, av.y, av.z, av.w};
 #pragma unroll
                 for (int nb = 0; nb < 2; nb++) {
@@ -616,10 +617,10 @@ __device__ __forceinline__ void rotq_factor_k_step(const rotq_had_args &a, const
                                                    int c0, int ls, const char *stg, const char *zero16,
                                                    const uint32_t *afr, float *W, const int4 *tasks, int nwarps) {
     typedef rotq_factor_cols<ES> cols;
-    // The large-K builds meet K <= 64 only at 2^9 and 2^10, where two blocks of
-    // the small-K build do not fit (28 * 1024); elsewhere the path stays out of
-    // them (its code moved the register allocation of 172 * 64 and 108 * 128).
-    if constexpr (ES == 2 && L >= 4 && (KTMAX <= ROTQ_FACTOR_SMALL_KT || L == 9 || L == 10)) {
+    // Only in the small-K builds: K <= 64 reaches a large-K build only where no
+    // small-K build fits (rotq_launch_factor_any), and there the path's code moved
+    // the register allocation of 172 * 64 and 108 * 128.
+    if constexpr (ES == 2 && L >= 4 && KTMAX <= ROTQ_FACTOR_SMALL_KT) {
         const bool tma = rotq_tma_on(a.tma);
         if (f.kt <= ROTQ_FACTOR_SMALL_KT && f.groups_per_block == 1 && !a.signs && (tma || ls >= 6)) {
             rotq_factor_k_step_one_any<L>(f, stg, zero16, afr, W, c0, ls, tma, nwarps);
@@ -801,10 +802,11 @@ __host__ __device__ inline size_t rotq_factor_head_bytes(int kt, int wgmma) {
 // gain less), when their shared memory fits (the launcher checks). Otherwise
 // one block of 512 threads (128 registers), 16 warps to hide latency.
 // (384 against 448 and 512 threads: docs/perf-notes.md, factor v8.)
-// WIDE: K <= 64 at 2^9 and 2^10 when two blocks do not fit: one block of 544
-// to 640 threads (the launcher picks the warp count whose rounds of the phases
-// are fullest: 20 * 1024 has 20 subtiles, which 16 warps take in two rounds,
-// the second with 4 warps busy).
+// WIDE: K <= 64 at 2^9 and 2^10 when two blocks do not fit: one block of 512
+// to 640 threads (96 registers; the launcher picks the warp count whose rounds
+// of the phases are fullest: 20 * 1024 has 20 subtiles, which 16 warps take in
+// two rounds, the second with 4 warps busy; else 16 warps, which measured 6%
+// faster than the same warps of the 512-thread large-K build at 28 * 1024).
 #define ROTQ_FACTOR_WIDE_THREADS 640
 template <int L, int ES, int KTMAX, bool WIDE = false>
 struct rotq_factor_shape {

@@ -236,9 +236,10 @@ static inline double rotq_factor_round_eff(int64_t subtiles, int warps) {
 }
 
 // Warps of the WIDE build for a tile of `subtiles`: the most (17 .. 20) with
-// the best round efficiency; 0 when that is no better than 16 warps (the
-// 512-thread build). Fewer than 16 warps lost more than fuller rounds gave
-// (28 * 1024 on 14 warps, one round: 100.1 -> 103.7 us, same-run A/B).
+// the best round efficiency where it beats 16 warps by 5%, else 16. Fewer than
+// 16 warps lost more than fuller rounds gave (28 * 1024 on 14 warps, one
+// round: 100.1 -> 103.7 us, same-run A/B). 16 warps of this build against the
+// 512-thread large-K build (28 * 1024): 87.4 -> 82.2 us, same-run A/B.
 static inline int rotq_factor_wide_warps(int64_t subtiles) {
     int best = 0;
     double eff = 0.0;
@@ -246,7 +247,7 @@ static inline int rotq_factor_wide_warps(int64_t subtiles) {
         const double e = rotq_factor_round_eff(subtiles, w);
         if (e > eff + 1e-9) best = w, eff = e;
     }
-    return eff > rotq_factor_round_eff(subtiles, 16) + 0.05 ? best : 0;
+    return eff > rotq_factor_round_eff(subtiles, 16) + 0.05 ? best : 16;
 }
 
 // QUANT: the fused rotate + quantize build; qa as for the fused power-of-two
@@ -300,7 +301,8 @@ static rotq_status rotq_launch_factor(const rotq_had_args &a, rotq_had_factor &f
 
 // The factor kernel for any K: 16-bit inputs with K <= 64 first try the
 // two-block build (ROTQ_FACTOR_SMALL_KT; it declines when two blocks do not fit
-// in an SM's shared memory), everything else takes the 512-thread build.
+// in an SM's shared memory), then at 2^9 and 2^10 the WIDE build; everything
+// else takes the 512-thread build.
 template <int L, int ES, bool QUANT>
 static rotq_status rotq_launch_factor_any(const rotq_had_args &a, rotq_had_factor &f, const rotq_q_args *qa,
                                           cudaStream_t s, const rotq_cuda_device_info *d) {
@@ -309,15 +311,13 @@ static rotq_status rotq_launch_factor_any(const rotq_had_args &a, rotq_had_facto
             rotq_status st = rotq_launch_factor<L, ES, ROTQ_FACTOR_SMALL_KT, QUANT>(a, f, qa, s, d);
             if (st != ROTQ_ERR_NOT_SUPPORTED) return st;
             if constexpr (L == 9 || L == 10) {
-                // One block: the WIDE build where its warps take the tile's
-                // subtiles in fuller rounds than 16 warps would.
+                // One block: the WIDE build, with more than 16 warps where they
+                // take the tile's subtiles in fuller rounds.
                 constexpr int64_t tile = rotq_pow2_plan<L>::TILE;
                 const int64_t subtiles = ((int64_t)f.groups_per_block * a.n + tile - 1) / tile;
                 const int warps = rotq_factor_wide_warps(subtiles);
-                if (warps > 0) {
-                    st = rotq_launch_factor<L, ES, ROTQ_FACTOR_SMALL_KT, QUANT, true>(a, f, qa, s, d, 32 * warps);
-                    if (st != ROTQ_ERR_NOT_SUPPORTED) return st;
-                }
+                st = rotq_launch_factor<L, ES, ROTQ_FACTOR_SMALL_KT, QUANT, true>(a, f, qa, s, d, 32 * warps);
+                if (st != ROTQ_ERR_NOT_SUPPORTED) return st;
             }
         }
     }
