@@ -7,6 +7,7 @@
 #
 # Environment:
 #   AB_BASE=HEAD            the base commit (anything `git archive` takes), or "none"
+#   AB_BASE_DIR=            instead, a base source tree (e.g. a carried folder)
 #   AB_FILTERS="a;b"        `rotq bench --filter` strings (each its own bench call)
 #   AB_REPS=3               repetitions of each (base, new) pair
 #   AB_CHECK="--full"       arguments of the op suite run (empty string: skip it)
@@ -26,8 +27,14 @@ mkdir -p "$OUT" build-ab
 t0=$SECONDS
 
 VARIANTS="base new"
-if [ "$BASE" = none ]; then
-    VARIANTS="new" # only the working tree (and var): the device's git may not know later commits
+if [ -n "${AB_BASE_DIR:-}" ]; then
+    # A base source tree made beforehand (git archive COMMIT | tar -x -C DIR, an
+    # ignored folder the device call carries): the device's git has only the
+    # commits its session started from.
+    rm -rf build-ab/base-src && mkdir -p build-ab && cp -r "$AB_BASE_DIR" build-ab/base-src
+    BASE="$AB_BASE_DIR"
+elif [ "$BASE" = none ]; then
+    VARIANTS="new" # only the working tree (and var)
 else
     rm -rf build-ab/base-src && mkdir -p build-ab/base-src
     git archive "$BASE" | tar -x -C build-ab/base-src || { echo "git archive $BASE failed"; exit 1; }
