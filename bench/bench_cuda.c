@@ -51,6 +51,7 @@ typedef struct cuda_state {
     void *hseed;          /* SEED_ELEMENTS 16-bit values */
     unsigned char *h0, *h1; /* host staging for one row (ROTQ_HADAMARD_MAX_SIZE * 4 bytes) */
     float *hs;            /* host scales of one row */
+    int8_t *signs;        /* ROTQ_HADAMARD_MAX_SIZE random +-1 (the sign-vector rows) */
     cudaError_t last_error;
 } cuda_state;
 
@@ -169,13 +170,13 @@ static rotq_status run_hadamard(cuda_state *s, const void *arg) {
 
 /* Transform rows of n = k * 2^m (k = 1: a power of two), ceil(target / n) rows. */
 static void hadamard_row(cuda_state *s, rotq_dtype dt, int32_t k, int32_t n, int64_t target,
-                         int decode, double goal) {
+                         int decode, int signs, double goal) {
     int64_t rows = (target + n - 1) / n;
     int64_t elements = rows * n;
     const char *dn = rotq_dtype_name(dt);
     char op[48];
-    if (k > 1) snprintf(op, sizeof op, "hadamard%dx%d", (int)k, (int)(n / k));
-    else snprintf(op, sizeof op, "hadamard");
+    if (k > 1) snprintf(op, sizeof op, "hadamard%dx%d%s", (int)k, (int)(n / k), signs ? "+signs" : "");
+    else snprintf(op, sizeof op, "hadamard%s", signs ? "+signs" : "");
     if (!rotq__bench_selected(s->b, op, dn, n, elements)) return;
     size_t in_bytes = rotq__bench_bytes(dt, elements);
     rotq_bench_row *row = rotq__bench_new_row(s->b, op, dn, n, elements, 2.0 * (double)in_bytes,
@@ -190,6 +191,7 @@ static void hadamard_row(cuda_state *s, rotq_dtype dt, int32_t k, int32_t n, int
     had_arg a;
     a.p = rotq_hadamard_params_default(n);
     a.p.factor = k > 1 ? k : ROTQ_HADAMARD_FACTOR_POW2;
+    if (signs) a.p.signs = s->signs;
     a.x = (rotq_matrix){s->x, dt, rows, n, n};
     a.y = (rotq_matrix){s->y, dt, rows, n, n};
     if (op_status(s, row, time_op(s, run_hadamard, &a, &row->us))) {
@@ -305,7 +307,7 @@ static void hadamard_groups(cuda_state *s) {
             if (quick && e > 25) break;
             for (int m = 1; m <= 15; m++) {
                 if (quick && m != 7 && m != 12 && m != 14) continue;
-                hadamard_row(s, dts[d], 1, 1 << m, E(e), 0, TARGET_POW2);
+                hadamard_row(s, dts[d], 1, 1 << m, E(e), 0, 0, TARGET_POW2);
             }
         }
     }
@@ -321,9 +323,18 @@ static void hadamard_groups(cuda_state *s) {
         if (quick && d > 0) break;
         for (int i = 0; i < 7; i++) {
             if (quick && (factors[i][0] != 28 || factors[i][1] != 512)) continue;
-            hadamard_row(s, dts[d], factors[i][0], factors[i][0] * factors[i][1], E(25), 0,
+            hadamard_row(s, dts[d], factors[i][0], factors[i][0] * factors[i][1], E(25), 0, 0,
                          TARGET_FACTOR);
         }
+    }
+    rotq__bench_group_end(b);
+
+    /* The factor rows with a sign vector (QuIP#-style randomized transforms), f16. */
+    rotq__bench_group_begin(b, "hadamard-signs", "K*2^m with a random sign vector, 2^25 elements, vs device copy");
+    for (int i = 0; i < 7; i++) {
+        if (quick) break;
+        if (factors[i][1] < 512) continue; /* 28*512, 12/20/40/28 * 1024 */
+        hadamard_row(s, ROTQ_DTYPE_F16, factors[i][0], factors[i][0] * factors[i][1], E(25), 0, 1, 0.0);
     }
     rotq__bench_group_end(b);
 
@@ -335,14 +346,14 @@ static void hadamard_groups(cuda_state *s) {
         for (int i = 0; i < 3; i++) {
             if (decode_n[i] > E(e)) continue;
             if (quick && !((e == 12 && i == 0) || (e == 16 && i == 1))) continue;
-            hadamard_row(s, ROTQ_DTYPE_F16, 1, decode_n[i], E(e), 1, TARGET_DECODE);
+            hadamard_row(s, ROTQ_DTYPE_F16, 1, decode_n[i], E(e), 1, 0, TARGET_DECODE);
         }
     rotq__bench_group_end(b);
 
     if (quick) return;
     rotq__bench_group_begin(b, "hadamard-mid", "2^20 and 2^23 elements, every power of two, vs device copy");
     for (int e = 20; e <= 23; e += 3)
-        for (int m = 1; m <= 15; m++) hadamard_row(s, ROTQ_DTYPE_F16, 1, 1 << m, E(e), 0, 0.0);
+        for (int m = 1; m <= 15; m++) hadamard_row(s, ROTQ_DTYPE_F16, 1, 1 << m, E(e), 0, 0, 0.0);
     rotq__bench_group_end(b);
 }
 
@@ -425,8 +436,18 @@ int rotq__bench_cuda(rotq__bench *b) {
         !cuda_ok(&s, cudaMalloc(&s.x, s.x_cap)) || !cuda_ok(&s, cudaMalloc(&s.y, s.x_cap)) ||
         !cuda_ok(&s, cudaMalloc(&s.q, s.q_cap)) ||
         !cuda_ok(&s, cudaMalloc((void **)&s.scales, s.s_cap * sizeof(float))) ||
-        !cuda_ok(&s, cudaMalloc(&s.flush, s.flush_bytes)))
+        !cuda_ok(&s, cudaMalloc(&s.flush, s.flush_bytes)) ||
+        !cuda_ok(&s, cudaMalloc((void **)&s.signs, ROTQ_HADAMARD_MAX_SIZE)))
         goto cuda_fail;
+    {
+        int8_t hsig[ROTQ_HADAMARD_MAX_SIZE]; /* a fixed pseudo-random +-1 pattern */
+        uint32_t r = 12345u;
+        for (int i = 0; i < ROTQ_HADAMARD_MAX_SIZE; i++) {
+            r = r * 1664525u + 1013904223u;
+            hsig[i] = (r >> 31) ? (int8_t)-1 : (int8_t)1;
+        }
+        if (!cuda_ok(&s, cudaMemcpy(s.signs, hsig, sizeof hsig, cudaMemcpyHostToDevice))) goto cuda_fail;
+    }
     s.exec = (rotq_exec){ROTQ_BACKEND_CUDA, 0, (struct CUstream_st *)s.stream};
     s.times = malloc((size_t)s.reps * sizeof(double));
     s.seed = malloc(SEED_ELEMENTS * sizeof(float));
@@ -460,6 +481,7 @@ done:
     if (s.q) cudaFree(s.q);
     if (s.scales) cudaFree(s.scales);
     if (s.flush) cudaFree(s.flush);
+    if (s.signs) cudaFree(s.signs);
     if (s.ev0) cudaEventDestroy(s.ev0);
     if (s.ev1) cudaEventDestroy(s.ev1);
     if (s.stream) cudaStreamDestroy(s.stream);

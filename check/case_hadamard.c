@@ -416,6 +416,29 @@ void ck_op_hadamard(ck_ctx *c) {
     emit(c, h);
     h = base_case(116 * 128, 116, BF16, BF16, 211);
     emit(c, h);
+    /* A sign vector on TMA stages: applied to each arrived stage in place
+       (rotq_factor_sign_stage), then the K step as without signs. */
+    h = base_case(28 * 512, 28, BF16, BF16, 403);
+    h.signs = 1;
+    emit(c, h);
+    if (full) {
+        h = base_case(172 * 64, 172, F16, F16, 1001); /* wgmma, not the pipelined loop */
+        h.signs = 1;
+        emit(c, h);
+        h = base_case(40 * 1024, 40, F16, BF16, 401); /* column slices */
+        h.signs = 1;
+        emit(c, h);
+        h = base_case(20 * 1024, 20, BF16, BF16, 801); /* the wide build */
+        h.signs = 1;
+        emit(c, h);
+        h = base_case(12 * 256, 12, F16, F16, 8001); /* several row blocks a tile */
+        h.signs = 1;
+        emit(c, h);
+        h = base_case(28 * 512, 28, F16, F16, 301); /* block-diagonal: the signs of two row blocks */
+        h.cols = h.xs = h.ys = 2 * 28 * 512;
+        h.signs = 1;
+        emit(c, h);
+    }
     if (full) {
         static const int32_t big_k[6] = {108, 116, 124, 140, 156, 172};
         for (int i = 0; i < 6; i++) {

@@ -524,6 +524,16 @@ void ck_op_quantize(ck_ctx *c) {
     /* The fused factor kernel with K > 64 and TMA stages: the K step on wgmma (sm_90a). */
     q = rotated(base(ROTQ_QUANT_FP8_ROW, 0, ROTQ_DTYPE_F16, 401, 13824), 13824, 108, 0, 0);
     run_case(c, q);
+    /* ... with a sign vector, applied to the arrived stages. */
+    q = rotated(base(ROTQ_QUANT_FP8_ROW, 0, ROTQ_DTYPE_BF16, 401, 13824), 13824, 108, 0, 1);
+    run_case(c, q);
+    if (full) {
+        q = rotated(base(ROTQ_QUANT_INT8_ROW, 0, ROTQ_DTYPE_F16, 1001, 14336), 14336, ROTQ_HADAMARD_FACTOR_AUTO, 0, 1);
+        run_case(c, q);
+        q = rotated(base(ROTQ_QUANT_INT4_GROUP, 128, ROTQ_DTYPE_F16, 1001, 11008), 11008, ROTQ_HADAMARD_FACTOR_AUTO,
+                    0, 1);
+        run_case(c, q);
+    }
     /* Model-sized rotated rows, row sums off, another static scale. */
     q = rotated(base(ROTQ_QUANT_INT8_ROW, 0, ROTQ_DTYPE_F16, 3, 14336), 14336, ROTQ_HADAMARD_FACTOR_AUTO, 0, 1);
     run_case(c, q);

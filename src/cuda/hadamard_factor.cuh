@@ -10,7 +10,7 @@
 // (24 bits). The fp32 result goes to W and the power-of-two phases of
 // hadamard_pow2.cuh finish the transform.
 //
-// On sm_90 a stage of 16-bit dense row blocks without signs arrives by TMA: one
+// On sm_90 a stage of 16-bit dense row blocks arrives by TMA: one
 // box of a 4-D tensor map (64 columns, K rows, column blocks, row blocks) lays
 // it out [row block][64-column block][krows][64] (krows = K, or 16 kt for
 // wgmma: rows past K are TMA's zero fill), so the 8 rows an ldmatrix reads are
@@ -222,7 +222,7 @@ __device__ __forceinline__ void rotq_fill_part(const rotq_had_args &a, const rot
         rotq_fill_slice<L, ES>(a, f, tile, c0, ls, stg);
 }
 
-// The stage of rotq_fill_part by TMA (a.tma: 16-bit dense row blocks, no signs,
+// The stage of rotq_fill_part by TMA (a.tma: 16-bit dense row blocks,
 // 2^ls >= 64): thread 0 loads one box of the 4-D map (rotq_tma_map_factor),
 // completing on the stage's mbarrier. The stage was read by the generic proxy
 // before the caller's barrier: the fence orders that before the TMA's writes.
@@ -262,8 +262,9 @@ __device__ __forceinline__ uint32_t rotq_staging_elem(const rotq_had_args &a, co
     unsigned e = (unsigned)(((gl * f.k + k) << ls) + jr);
     uint32_t u = ES == 4 ? ((const uint32_t *)stg)[rotq_staging_index<4>(e, ls)]
                          : ((const uint16_t *)stg)[rotq_staging_index<2>(e, ls)];
-    if (a.signs && g0 + gl < a.groups && a.signs[rotq_sign_base(a, g0 + gl) + (k << L) + c0 + jr] < 0)
-        u ^= ES == 4 ? 0x80000000u : 0x8000u;
+    // 16-bit stages have their signs already (rotq_factor_sign_stage).
+    if (ES == 4 && a.signs && g0 + gl < a.groups && a.signs[rotq_sign_base(a, g0 + gl) + (k << L) + c0 + jr] < 0)
+        u ^= 0x80000000u;
     return u;
 }
 
@@ -300,7 +301,7 @@ __device__ __forceinline__ void rotq_factor_load_b(const rotq_had_args &a, const
     typedef rotq_factor_cols<ES> cols;
     const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
     const int mask = (1 << ls) - 1;
-    if (ES == 2 && L >= 4 && !a.signs) {
+    if (ES == 2 && L >= 4) {
         // 16 columns of one row block: one ldmatrix.x4.trans per k tile gives the
         // four B fragments (k halves x column halves); rows >= K read a zero chunk.
         const int gl = col0 >> ls, j0 = col0 & mask;
@@ -498,8 +499,8 @@ __device__ __forceinline__ int4 rotq_factor_task(const rotq_had_factor &f, int l
 }
 
 // The K step of K <= 64 (KT = ceil(K / 16) k tiles, and as many m tiles) for
-// the common stage: one row block (G == 1) of 16-bit values without signs, by
-// TMA or in cp.async rows of >= 64 columns. The general path
+// the common stage: one row block (G == 1) of 16-bit values (signs applied by
+// rotq_factor_sign_stage), by TMA or in cp.async rows of >= 64 columns. The general path
 // (rotq_factor_columns) spent about 150 instructions per 16-column task on
 // run-time checks, per-row W indices and a loop over m tiles; here everything
 // that does not depend on the task is worked out once per stage:
@@ -611,7 +612,8 @@ __device__ __forceinline__ void rotq_factor_k_step_one_any(const rotq_had_factor
 // builds for K <= 64, whose tasks are plain, work them out in place: reading
 // them from shared memory measured 2-4% slower there, the group step no longer
 // a compile-time constant). K <= 64 with one row block of 16-bit values per
-// stage, no signs and 16-byte rows: rotq_factor_k_step_one.
+// stage (its signs applied to it) by TMA or in rows of >= 64 columns:
+// rotq_factor_k_step_one.
 template <int L, int ES, int KTMAX>
 __device__ __forceinline__ void rotq_factor_k_step(const rotq_had_args &a, const rotq_had_factor &f, int64_t g0,
                                                    int c0, int ls, const char *stg, const char *zero16,
@@ -622,7 +624,7 @@ __device__ __forceinline__ void rotq_factor_k_step(const rotq_had_args &a, const
     // the register allocation of 172 * 64 and 108 * 128.
     if constexpr (ES == 2 && L >= 4 && KTMAX <= ROTQ_FACTOR_SMALL_KT) {
         const bool tma = rotq_tma_on(a.tma);
-        if (f.kt <= ROTQ_FACTOR_SMALL_KT && f.groups_per_block == 1 && !a.signs && (tma || ls >= 6)) {
+        if (f.kt <= ROTQ_FACTOR_SMALL_KT && f.groups_per_block == 1 && (tma || ls >= 6)) {
             rotq_factor_k_step_one_any<L>(f, stg, zero16, afr, W, c0, ls, tma, nwarps);
             return;
         }
@@ -818,6 +820,81 @@ struct rotq_factor_shape {
     static constexpr bool SLICES = !TWO && L >= ROTQ_FACTOR_SLICE_MIN_L;
 };
 
+// Eight 16-bit values (a 16-byte chunk of a stage) times the signs s[0 .. 7]:
+// the sign bit of value i XORed with that of s[i]. prmt replicates each sign
+// byte's sign into the high byte of its value's half word; one LOP3 masks and XORs.
+__device__ __forceinline__ void rotq_sign_chunk16(char *p, const int8_t *s) {
+    uint32_t w0, w1;
+    if (((uintptr_t)s & 7u) == 0) {
+        const uint2 w = __ldg((const uint2 *)s);
+        w0 = w.x, w1 = w.y;
+    } else {
+        w0 = w1 = 0u;
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            w0 |= (uint32_t)(uint8_t)__ldg(s + i) << (8 * i);
+            w1 |= (uint32_t)(uint8_t)__ldg(s + 4 + i) << (8 * i);
+        }
+    }
+    uint4 v = *(const uint4 *)p;
+    v.x ^= ptx_prmt(w0, 0u, 0x9080u) & 0x80008000u; // values 0, 1: sign bytes 0, 1
+    v.y ^= ptx_prmt(w0, 0u, 0xb0a0u) & 0x80008000u; // values 2, 3: sign bytes 2, 3
+    v.z ^= ptx_prmt(w1, 0u, 0x9080u) & 0x80008000u;
+    v.w ^= ptx_prmt(w1, 0u, 0xb0a0u) & 0x80008000u;
+    *(uint4 *)p = v;
+}
+
+// Applies the sign vector to a stage of 16-bit values in place, so that the K
+// step (its fast path, wgmma, TMA stages) runs as without signs. Every thread
+// takes 16-byte chunks (8 consecutive columns of one K row); the signs (one
+// int8 per column of a row block, the same for every row block) come through
+// the read-only cache. Called after the stage has arrived; the caller's barrier
+// (and for wgmma a proxy fence) follows.
+template <int L>
+__device__ __forceinline__ void rotq_factor_sign_stage(const rotq_had_args &a, const rotq_had_factor &f, char *stg,
+                                                       int64_t g0, int c0, int ls, bool tma, int nthreads) {
+    const int G = f.groups_per_block;
+    if (tma) {
+        // Line (row block gl, 64-column block q) * krows + k of 128 bytes, chunk j
+        // of it at (j ^ line mod 8) * 16 (2^ls >= 64). nthreads is a multiple of
+        // 8, so a thread keeps its j, and (k, block) advance without a division.
+        const int qlog = ls - 6, step = nthreads >> 3, krows = f.krows;
+        const int lines = (G * krows) << qlog, j = (int)(threadIdx.x & 7u);
+        int line = (int)(threadIdx.x >> 3), k = line % krows, qb = line / krows;
+        for (; line < lines; line += step) {
+            const int gl = qb >> qlog;
+            if (k < f.k && g0 + gl < a.groups) {
+                const int col = c0 + ((qb & ((1 << qlog) - 1)) << 6) + 8 * j;
+                rotq_sign_chunk16(stg + line * ROTQ_TMA_ROW_BYTES + ((j ^ (line & 7)) << 4),
+                                  a.signs + rotq_sign_base(a, g0 + gl) + ((int64_t)k << L) + col);
+            }
+            k += step;
+            while (k >= krows) k -= krows, qb++;
+        }
+    } else if (ls >= 3) {
+        // cp.async layout: chunk c of the stage (row r = gl K + k, chunk c mod 2^lc
+        // of it) at rotq_stage_swizzle(c, lc).
+        const int lc = rotq_stage_lc<2>(ls);
+        const int chunks = (G * f.k) << lc;
+        for (int c = (int)threadIdx.x; c < chunks; c += nthreads) {
+            const int r = c >> lc, gl = r / f.k, k = r - gl * f.k;
+            if (g0 + gl >= a.groups) continue;
+            const int col = c0 + ((c & ((1 << lc) - 1)) << 3);
+            rotq_sign_chunk16(stg + rotq_stage_swizzle((unsigned)c, lc) * 16,
+                              a.signs + rotq_sign_base(a, g0 + gl) + ((int64_t)k << L) + col);
+        }
+    } else {
+        // Rows of fewer than 8 columns: element by element.
+        const int count = (G * f.k) << ls;
+        for (int e = (int)threadIdx.x; e < count; e += nthreads) {
+            const int r = e >> ls, gl = r / f.k, k = r - gl * f.k;
+            if (g0 + gl >= a.groups) continue;
+            if (a.signs[rotq_sign_base(a, g0 + gl) + ((int64_t)k << L) + c0 + (e & ((1 << ls) - 1))] < 0)
+                ((uint16_t *)stg)[rotq_staging_index<2>((unsigned)e, ls)] ^= 0x8000u;
+        }
+    }
+}
+
 // One stage of a tile: after a barrier (the previous stage's buffer is free,
 // and at c0 == 0 the previous tile's W), issue the next stage's copies (two
 // stages) or, with one stage, this one's, unless already issued (`issued`:
@@ -862,7 +939,12 @@ __device__ __forceinline__ void rotq_factor_stage_step(const rotq_had_args &a, c
     else
         __syncthreads();
     uses++;
-    const char *stg = stage0 + buf * stage_bytes;
+    char *stg = stage0 + buf * stage_bytes;
+    if (ES == 2 && a.signs) {
+        rotq_factor_sign_stage<L>(a, f, stg, tile * G, c0, ls, tma, nwarps * 32);
+        ptx_fence_proxy_async_smem(); // written here, read by wgmma (the async proxy)
+        __syncthreads();
+    }
 
 #if ROTQ_WGMMA
     if constexpr (ES == 2 && KTMAX > ROTQ_FACTOR_SMALL_KT) {

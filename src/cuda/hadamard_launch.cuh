@@ -162,16 +162,16 @@ static rotq_status rotq_factor_staging(const rotq_had_args &a, rotq_had_factor &
 }
 
 // Whether the factor kernel's input can come by TMA (16-bit elements aside):
-// no signs, 16-byte rows, row blocks at a fixed stride. Returns that stride in
-// elements, or -1.
+// 16-byte rows, row blocks at a fixed stride (a sign vector is applied to the
+// arrived stage, rotq_factor_sign_stage). Returns that stride in elements, or -1.
 static inline int64_t rotq_factor_tma_input(const rotq_had_args &a) {
-    if (a.signs || !a.vec_in) return -1;
+    if (!a.vec_in) return -1;
     if (a.blocks_per_row == 1) return a.x_stride;
     return a.x_stride == (int64_t)a.n * a.blocks_per_row ? (int64_t)a.n : -1;
 }
 
 // Host: TMA for the factor kernel on sm_90. Stage loads (a.tma, xmap) for 16-bit
-// inputs without signs whose row blocks sit at a fixed stride, stages at least
+// inputs whose row blocks sit at a fixed stride, stages at least
 // 64 columns wide, and 1.5 tiles per block or more (as the power-of-two kernel:
 // a block's first tile comes later by TMA). Tile stores (a.tma_out, ymap) for
 // 2^L <= 128 (the rows end in phase-0 layout and leave from the stage the K step
@@ -212,9 +212,10 @@ static rotq_status rotq_launch_factor_build(const rotq_had_args &a, const rotq_h
     rotq_had_factor fl = f;
     if constexpr (ES == 2 && !QUANT && !SLICED && KTMAX > ROTQ_FACTOR_SMALL_KT && L >= 6 && L <= 7) {
         // The pipelined loop (rotq_factor_pipelined): wgmma, TMA loads and
-        // stores, one wgmma task per warpgroup, a third stage that fits.
+        // stores, one wgmma task per warpgroup, a third stage that fits; no
+        // sign vector (the loop's stages go to wgmma as they arrive).
         const int tasks = (f.k + 63) / 64 * (f.groups_per_block << (L - 6));
-        if (f.wgmma && t.tma && t.tma_out && f.stages == 2 && tasks <= threads / 128) {
+        if (f.wgmma && t.tma && t.tma_out && f.stages == 2 && tasks <= threads / 128 && !a.signs) {
             const size_t smem3 = rotq_factor_smem<L, ES>(a, f, 3, L, threads);
             int64_t grid3 = 0;
             if (rotq_persistent_grid((const void *)rotq_had_factor_kernel<L, ES, KTMAX, QUANT, SLICED, WIDE>, threads,

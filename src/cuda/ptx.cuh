@@ -303,6 +303,15 @@ __device__ __forceinline__ uint32_t ptx_bitselect(uint32_t a, uint32_t b, uint32
     return d;
 }
 
+// prmt.b32 in its default mode: byte i of the result is byte sel_i (0..7) of
+// {b, a}, or with bit 3 of the selector nibble set that byte's sign replicated.
+// (__byte_perm keeps only the low 3 bits of each nibble.)
+__device__ __forceinline__ uint32_t ptx_prmt(uint32_t a, uint32_t b, uint32_t sel) {
+    uint32_t d;
+    asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(sel));
+    return d;
+}
+
 // Two int32 saturated to s8, packed: c << 16 | s8(a) << 8 | s8(b) (sm_72+). With
 // a, b from cvt.rni.s32.f32 (__float2int_rn) ptxas fuses the three into one F2IP.
 __device__ __forceinline__ uint32_t ptx_cvt_pack_s8(int a, int b, uint32_t c) {
