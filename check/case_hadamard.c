@@ -438,6 +438,13 @@ void ck_op_hadamard(ck_ctx *c) {
         h.cols = h.xs = h.ys = 2 * 28 * 512;
         h.signs = 1;
         emit(c, h);
+        /* Column slices by cp.async (under 1.5 tiles per block: no TMA) with some
+           blocks taking a second row: the next row's second slice issued early. */
+        h = base_case(40 * 1024, 40, BF16, F16, 150);
+        emit(c, h);
+        h = base_case(28 * 1024, 28, F16, F16, 170);
+        h.signs = 1;
+        emit(c, h);
     }
     if (full) {
         static const int32_t big_k[6] = {108, 116, 124, 140, 156, 172};

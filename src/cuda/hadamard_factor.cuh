@@ -924,7 +924,9 @@ __device__ __forceinline__ void rotq_factor_stage_step(const rotq_had_args &a, c
             rotq_factor_fill<L, ES>(a, f, xmap, nt, c1 < (1 << L) ? c1 : 0, ls, stage0 + (buf ^ 1) * stage_bytes,
                                     mbar0 + 8 * (buf ^ 1));
         if (!tma) {
-            ptx_cp_async_commit();
+            // Issued earlier, the next stage's group is already the newest: an
+            // empty one here would make the wait cover it too.
+            if (!issued) ptx_cp_async_commit();
             ptx_cp_async_wait<1>();
         }
     } else {
@@ -1093,7 +1095,9 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX, WIDE>::THREAD
     __syncthreads(); // the mbarriers are initialized before any thread uses them
 #if ROTQ_WGMMA
     if constexpr (ES == 2 && !QUANT && !SLICED && L >= 6 && L <= 7 && KTMAX > ROTQ_FACTOR_SMALL_KT) {
-        if (wg && stages == 3 && rotq_tma_on(a.tma_out)) { // the host's choice, with TMA tile stores
+        // The host's choice, with TMA tile stores and no sign vector (this loop
+        // hands the stages to wgmma as they arrive, with no sign pass).
+        if (wg && stages == 3 && rotq_tma_on(a.tma_out) && !a.signs) {
             rotq_factor_pipelined<L, KTMAX>(a, f, &xmap, &ymap, afr, stage0, stage_bytes, mbar0, W, nthreads, ntiles);
             if (threadIdx.x == 0) ptx_bulk_wait_read<0>(); // the stages are read before the block ends
             return;
