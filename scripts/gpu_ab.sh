@@ -31,8 +31,7 @@ if [ -n "${AB_BASE_DIR:-}" ]; then
     # A base source tree made beforehand (git archive COMMIT | tar -x -C DIR, an
     # ignored folder the device call carries): the device's git has only the
     # commits its session started from.
-    rm -rf build-ab/base-src && mkdir -p build-ab && cp -r "$AB_BASE_DIR" build-ab/base-src
-    BASE="$AB_BASE_DIR"
+    rm -rf build-ab/base-src && cp -r "$AB_BASE_DIR" build-ab/base-src
 elif [ "$BASE" = none ]; then
     VARIANTS="new" # only the working tree (and var)
 else
@@ -45,7 +44,9 @@ configure() { # SRC BUILD [extra cmake arguments]
     cmake -S "$src" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DROTQ_CUDA=ON -DROTQ_BUILD_TESTS=ON \
         -DCMAKE_CUDA_ARCHITECTURES=90a-real "$@" >"$dir.configure.log" 2>&1
 }
-if [ "$BASE" != none ]; then configure build-ab/base-src build-ab/base || { echo "configure base failed"; exit 1; }; fi
+if [[ $VARIANTS == base* ]]; then
+    configure build-ab/base-src build-ab/base || { echo "configure base failed"; exit 1; }
+fi
 configure . build-ab/new || { echo "configure failed"; exit 1; }
 if [ -n "${AB_VAR_FLAGS:-}" ]; then
     configure . build-ab/var -DCMAKE_CUDA_FLAGS="$AB_VAR_FLAGS" || { echo "configure var failed"; exit 1; }

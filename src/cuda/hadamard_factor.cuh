@@ -82,6 +82,13 @@ __device__ __forceinline__ unsigned rotq_staging_index(unsigned e, int ls) {
     return (rotq_stage_swizzle(e / per, rotq_stage_lc<ES>(ls)) * per) | (e % per);
 }
 
+// Byte offset of 16-byte chunk `chunk` (0..7) of line `line` of a TMA stage
+// (the file comment's layout): 128-byte lines, chunks XORed with the line's
+// low 3 bits (TMA's 128-byte swizzle).
+__device__ __forceinline__ unsigned rotq_tma_stage_chunk(unsigned line, unsigned chunk) {
+    return line * ROTQ_TMA_ROW_BYTES + ((chunk ^ (line & 7u)) << 4);
+}
+
 // One 16-bit +-1 (or 0 outside K) entry of the A operand.
 __device__ __forceinline__ uint32_t rotq_factor_entry16(const rotq_had_factor &f, int r, int c) {
     if (r >= f.k || c >= f.k) return 0;
@@ -315,7 +322,7 @@ __device__ __forceinline__ void rotq_factor_load_b(const rotq_had_args &a, const
         // chunks XORed with the line's low 3 bits. Either layout: k tile kt is 16
         // rows further with the same swizzle (rows of >= 8 chunks), a constant offset.
         const unsigned line = (unsigned)((((gl << ls) + j) >> 6) * f.krows + k0);
-        const char *row0 = tma ? stg + line * ROTQ_TMA_ROW_BYTES + ((((unsigned)j >> 3) & 7u) ^ (line & 7u)) * 16
+        const char *row0 = tma ? stg + rotq_tma_stage_chunk(line, ((unsigned)j >> 3) & 7u)
                                : stg + rotq_stage_swizzle(e0 >> 3, lc) * 16;
 #pragma unroll
         for (int kt = 0; kt < KTMAX; kt++) {
@@ -540,14 +547,10 @@ __device__ __forceinline__ void rotq_factor_k_step_one(const rotq_had_factor &f,
     for (int task = (int)(threadIdx.x >> 5); task < tasks; task += nwarps) {
         const int j = 16 * task + jl; // stage column of the lane's ldmatrix row
         const char *row0;
-        if (tma) {
-            // Line (j / 64) * K + k0 of 128 bytes, its chunks XORed with the line's low 3 bits.
-            const unsigned line = (unsigned)((j >> 6) * f.krows + k0);
-            row0 = stg + line * ROTQ_TMA_ROW_BYTES + ((((unsigned)j >> 3) & 7u) ^ (line & 7u)) * 16;
-        } else {
-            // Chunk (k0 << lc) + j / 8, its low 3 bits XORed with k0's (rotq_stage_swizzle).
-            row0 = stg + (((unsigned)k0 << lc) + (((unsigned)j >> 3) ^ ((unsigned)k0 & 7u))) * 16;
-        }
+        if (tma) // line (j / 64) * krows + k0
+            row0 = stg + rotq_tma_stage_chunk((unsigned)((j >> 6) * f.krows + k0), ((unsigned)j >> 3) & 7u);
+        else // chunk (k0 << lc) + j / 8 of the cp.async layout
+            row0 = stg + rotq_stage_swizzle(((unsigned)k0 << lc) + ((unsigned)j >> 3), lc) * 16;
         uint32_t b[KT][4];
 #pragma unroll
         for (int kt = 0; kt < KT; kt++) {
@@ -855,9 +858,9 @@ __device__ __forceinline__ void rotq_factor_sign_stage(const rotq_had_args &a, c
                                                        int64_t g0, int c0, int ls, bool tma, int nthreads) {
     const int G = f.groups_per_block;
     if (tma) {
-        // Line (row block gl, 64-column block q) * krows + k of 128 bytes, chunk j
-        // of it at (j ^ line mod 8) * 16 (2^ls >= 64). nthreads is a multiple of
-        // 8, so a thread keeps its j, and (k, block) advance without a division.
+        // Line (row block gl, 64-column block q) * krows + k, chunk j of it
+        // (2^ls >= 64). nthreads is a multiple of 8, so a thread keeps its j,
+        // and (k, block) advance without a division.
         const int qlog = ls - 6, step = nthreads >> 3, krows = f.krows;
         const int lines = (G * krows) << qlog, j = (int)(threadIdx.x & 7u);
         int line = (int)(threadIdx.x >> 3), k = line % krows, qb = line / krows;
@@ -865,7 +868,7 @@ __device__ __forceinline__ void rotq_factor_sign_stage(const rotq_had_args &a, c
             const int gl = qb >> qlog;
             if (k < f.k && g0 + gl < a.groups) {
                 const int col = c0 + ((qb & ((1 << qlog) - 1)) << 6) + 8 * j;
-                rotq_sign_chunk16(stg + line * ROTQ_TMA_ROW_BYTES + ((j ^ (line & 7)) << 4),
+                rotq_sign_chunk16(stg + rotq_tma_stage_chunk((unsigned)line, (unsigned)j),
                                   a.signs + rotq_sign_base(a, g0 + gl) + ((int64_t)k << L) + col);
             }
             k += step;
