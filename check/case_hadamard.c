@@ -379,6 +379,13 @@ void ck_op_hadamard(ck_ctx *c) {
     h = base_case(64, ROTQ_HADAMARD_FACTOR_POW2, F16, F16, 163843); /* 10.5M elements */
     h.signs = 1;
     emit(c, h);
+    /* n = 2^8 .. 2^10 with a dense output: each warp's 1024-element subtile leaves
+       by one bulk copy (sm_90), the last one partial (three rows of 256). */
+    h = base_case(256, ROTQ_HADAMARD_FACTOR_POW2, BF16, BF16, 4099);
+    h.signs = 1;
+    emit(c, h);
+    h = base_case(1024, ROTQ_HADAMARD_FACTOR_POW2, F16, F32, 1027); /* 4096-byte copies */
+    emit(c, h);
     if (full) {
         h = base_case(4096, ROTQ_HADAMARD_FACTOR_POW2, BF16, BF16, 4097); /* 16.8M, in place */
         h.inplace = 1;

@@ -240,6 +240,39 @@ __device__ __forceinline__ void rotq_pow2_store_vec(const rotq_had_args &a, unsi
     }
 }
 
+// One-warp subtiles (2^10 consecutive elements: whole row blocks of 2^8 ..
+// 2^10, or in the factor kernel whole rows of 2^L of a tile in y's order) of a
+// dense, 16-byte aligned output, a.bulk_out (sm_90): the last phase's
+// values (element lane + 32 r in register r) go in the output dtype, in y's
+// order, to the warp's own W slots, which it has just read, and lane 0 stores
+// the count valid elements with one bulk copy to element off of y. Its bulk
+// group must have read W before anyone writes there again: the kernels wait in
+// lane 0 before the next tile's barrier. Replaces 32 two-byte stores a lane, each
+// warp instruction writing 64 bytes.
+template <bool SCALE>
+__device__ __forceinline__ void rotq_store_bulk_1024(const rotq_had_args &a, float *W, unsigned sub_base,
+                                                     unsigned lane, int64_t off, int64_t count, const float v[32]) {
+    // The subtile's W slots span 1055 words from rotq_w_index(sub_base): room
+    // for 4096 bytes after rounding up to 16 (W is 1024-byte aligned; offsets
+    // from it keep the accesses in the shared window, STS rather than generic).
+    char *buf = (char *)W + ((rotq_w_index(sub_base) * 4u + 15u) & ~15u);
+    __syncwarp(); // every lane has read its slots of the last phase
+    if (a.out_dtype == ROTQ_DTYPE_F32) {
+#pragma unroll
+        for (int r = 0; r < 32; r++) ((float *)buf)[lane + 32 * r] = SCALE ? v[r] * a.scale : v[r];
+    } else {
+#pragma unroll
+        for (int r = 0; r < 32; r++) ((uint16_t *)buf)[lane + 32 * r] = rotq_to_16(SCALE ? v[r] * a.scale : v[r], a.out_dtype);
+    }
+    ptx_fence_proxy_async_smem(); // this lane's writes, before the bulk copy reads them
+    __syncwarp();
+    if (lane == 0) {
+        const int os = a.out_dtype == ROTQ_DTYPE_F32 ? 4 : 2;
+        ptx_bulk_store((char *)a.y + off * os, ptx_smem_addr(buf), (uint32_t)(count * os));
+        ptx_bulk_commit();
+    }
+}
+
 // The last phase's 2^CB values of one row (columns c << LO from element off of
 // y), times the scale when SCALE (else already scaled), in the output dtype.
 template <int CB, int LO, bool SCALE>
@@ -268,6 +301,13 @@ __device__ __forceinline__ void rotq_pow2_phases(const rotq_had_args &a, float *
     // only: same-run A/B on the H100, 32768 at 2^27 1.159 -> 1.143 of the copy
     // and the other rows within noise, but 172 * 64 in the factor kernel 3% slower.
     constexpr bool FOLD = plan::PHASES > 1 && !KF;
+    if (!KF && L >= 8 && L <= 10 && rotq_tma_on(a.bulk_out)) {
+        rotq_pow2_exchanges<L, FOLD>(W, sub_base, tid, v, a.scale);
+        if (e_tile >= total) return; // past the end; a partial subtile stores its whole rows
+        const int64_t left = total - e_tile;
+        rotq_store_bulk_1024<!FOLD>(a, W, sub_base, tid, e_tile, left < 1024 ? left : 1024, v);
+        return;
+    }
     if (!KF && rotq_pow2_vec_plan<L>::ON) {
         rotq_pow2_exchanges<L, false, plan::PHASES - 1>(W, sub_base, tid, v);
         rotq_pow2_last_phase_vec<L>(W, sub_base, tid, v, a.scale);
@@ -287,6 +327,12 @@ __device__ __forceinline__ void rotq_pow2_phases(const rotq_had_args &a, float *
         // block g0 on, so one base and compile-time offsets (no row arithmetic;
         // folding this into rotq_row_offset measured 3% slower at 2^9, 2^10).
         const int64_t left = (a.groups - g0) * (int64_t)a.n, lim = left < total ? left : total;
+        if (L >= 8 && L <= 10 && rotq_tma_on(a.bulk_out)) {
+            if (e_tile >= lim) return; // whole rows of 2^L: a partial subtile stores those it has
+            const int64_t cnt = lim - e_tile < 1024 ? lim - e_tile : 1024;
+            rotq_store_bulk_1024<true>(a, W, sub_base, tid, g0 * (int64_t)a.n + e_tile, cnt, v);
+            return;
+        }
         if (e0 >= lim) return;
         const int64_t off = g0 * (int64_t)a.n + e0;
 #pragma unroll
@@ -559,8 +605,11 @@ static inline void rotq_pow2_tma_setup(rotq_had_args &a, CUtensorMap *map, CUten
     typedef rotq_pow2_smem<L, ES> sm;
     memset(map, 0, sizeof *map);
     if (ymap) memset(ymap, 0, sizeof *ymap);
-    a.tma = a.tma_out = 0;
+    a.tma = a.tma_out = a.bulk_out = 0;
     const int64_t row = (int64_t)a.n * a.blocks_per_row; // elements of a dense row
+    // n = 2^8 .. 2^10: a warp's subtile leaves by one bulk copy (rotq_store_bulk_1024)
+    if (dev->cc_major >= 9 && L >= 8 && L <= 10 && a.y_stride == row && ((uintptr_t)a.y & 15u) == 0)
+        a.bulk_out = 1;
     const bool enough = L <= 10 ? 2 * ntiles >= 3 * grid : ntiles >= 4 * grid; // 1.5 or 4 tiles per block
     if (dev->cc_major < 9 || !a.vec_in || a.x_stride != row || !enough) return;
     a.tma = rotq_tma_map_rows(map, a.x, a.groups << L, ES, sm::TMA_BOX);
@@ -601,6 +650,9 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_pow2_min_bloc
         // the staged stores two tiles on, which come after a barrier that follows
         // that wait; with one stage, every thread's, so the wait comes first.
         if (rotq_tma_on(a.tma_out) && !sm::PREFETCH && threadIdx.x == 0) ptx_bulk_wait_read<0>();
+        // Each warp's bulk store (a.bulk_out) has read its W slots before the
+        // barrier after which the next tile's load and W writes may land there.
+        if (L >= 8 && L <= 10 && rotq_tma_on(a.bulk_out) && (threadIdx.x & 31u) == 0) ptx_bulk_wait_read<0>();
         char *cur = rotq_pow2_tile_stage<L, ES>(a, tile, ntiles, total, rotq_smem, &tmap, it);
         const int64_t e_first = tile * sm::TILE_CTA;
         float v[32];
@@ -626,4 +678,5 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_pow2_min_bloc
     }
     ptx_cp_async_wait<0>();
     if (rotq_tma_on(a.tma_out) && threadIdx.x == 0) ptx_bulk_wait_read<0>(); // W is read before the block ends
+    if (L >= 8 && L <= 10 && rotq_tma_on(a.bulk_out) && (threadIdx.x & 31u) == 0) ptx_bulk_wait_read<0>();
 }
