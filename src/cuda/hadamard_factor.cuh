@@ -1130,10 +1130,6 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX, WIDE>::THREAD
         // The previous tile's TMA store has read its stage before it is refilled
         // (by TMA: thread 0 waits before it issues the copy, rotq_factor_tma_fill).
         if (out_tma && !rotq_tma_on(a.tma) && threadIdx.x == 0) ptx_bulk_wait_read<0>();
-        // Each warp's bulk store of the previous tile (a.bulk_out) has read its W
-        // slots before the K step's barrier, after which W is written again.
-        if (!QUANT && L >= 8 && L <= 10 && rotq_tma_on(a.bulk_out) && (threadIdx.x & 31u) == 0)
-            ptx_bulk_wait_read<0>();
         if (!SLICED) {
             rotq_factor_stage_step<L, ES, KTMAX>(a, f, &xmap, tile, ntiles, 0, L, uses, stage0, stage_bytes,
                                                  mbar0, zero16, afr, W, early, tasks, nthreads / 32);
@@ -1228,5 +1224,4 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX, WIDE>::THREAD
     }
     ptx_cp_async_wait<0>();
     if (out_tma && threadIdx.x == 0) ptx_bulk_wait_read<0>(); // the stage is read before the block ends
-    if (!QUANT && L >= 8 && L <= 10 && rotq_tma_on(a.bulk_out) && (threadIdx.x & 31u) == 0) ptx_bulk_wait_read<0>();
 }

@@ -176,19 +176,15 @@ static inline int64_t rotq_factor_tma_input(const rotq_had_args &a) {
 // a block's first tile comes later by TMA). Tile stores (a.tma_out, ymap) for
 // 2^L <= 128 (the rows end in phase-0 layout and leave from the stage the K step
 // has read, so not with `early`'s single stage, which is refilled by then) when
-// the output's row blocks are back to back, in whole 128-byte rows; bulk
-// stores of one-warp subtiles (a.bulk_out) for 2^L = 256 .. 1024 then.
+// the output's row blocks are back to back, in whole 128-byte rows.
 template <int L, int ES, int KTMAX, bool QUANT, bool SLICED, bool WIDE>
 static inline void rotq_factor_tma_setup(rotq_had_args &a, const rotq_had_factor &f, CUtensorMap *xmap,
                                          CUtensorMap *ymap, int64_t ntiles, int64_t grid,
                                          const rotq_cuda_device_info *dev) {
     memset(xmap, 0, sizeof *xmap);
     memset(ymap, 0, sizeof *ymap);
-    a.tma = a.tma_out = a.bulk_out = 0;
+    a.tma = a.tma_out = 0;
     if (dev->cc_major < 9) return;
-    // 2^L = 256 .. 1024: a warp's subtile of the output leaves by one bulk copy
-    // (rotq_store_bulk_1024) when y's row blocks are back to back and aligned.
-    if (!QUANT && L >= 8 && L <= 10 && a.y_packed && ((uintptr_t)a.y & 15u) == 0) a.bulk_out = 1;
     const int G = f.groups_per_block;
     const int64_t gstride = rotq_factor_tma_input(a);
     if (ES == 2 && gstride > 0 && f.slice_log >= 6 && 2 * ntiles >= 3 * grid)
