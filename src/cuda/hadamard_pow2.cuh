@@ -262,7 +262,7 @@ __device__ __forceinline__ void rotq_store_bulk_1024(const rotq_had_args &a, flo
 #pragma unroll
         for (int r = 0; r < 32; r++) ((float *)buf)[lane + 32 * r] = v[r];
     } else {
-        // pairs packed before the barrier: 16 live registers across it, not 32
+        // pairs packed before the warp barrier: 16 registers live across it, not 32
         uint32_t w[16];
 #pragma unroll
         for (int i = 0; i < 16; i++)
