@@ -513,13 +513,6 @@ void ck_op_quantize(ck_ctx *c) {
                     0);
         run_case(c, q);
     }
-    /* Register-epilogue rows of 2^6 .. 2^10 with dense codes (sm_90: each warp's
-       subtile of codes leaves by one bulk copy), the last subtile partial: fp8 at
-       n = 128 (8 rows a subtile, 1027 rows), int4 g64 at n = 64 (16 rows, 2053). */
-    q = rotated(base(ROTQ_QUANT_FP8_ROW, 0, ROTQ_DTYPE_F16, 1027, 128), 128, ROTQ_HADAMARD_FACTOR_AUTO, 0, 1);
-    run_case(c, q);
-    q = rotated(base(ROTQ_QUANT_INT4_GROUP, 64, ROTQ_DTYPE_BF16, 2053, 64), 64, ROTQ_HADAMARD_FACTOR_AUTO, 0, 0);
-    run_case(c, q);
     /* The fused factor kernel with TMA stages (1001 rows of 14336: 1.5 tiles per block). */
     q = rotated(base(ROTQ_QUANT_INT8_ROW, 0, ROTQ_DTYPE_F16, 1001, 14336), 14336, ROTQ_HADAMARD_FACTOR_AUTO, 0, 0);
     run_case(c, q);

@@ -43,7 +43,6 @@ typedef struct rotq_q_args {
     int32_t passes;    // team passes per tile
     int32_t cols_log;  // fused: log2(cols)
     int32_t scale_mode; // fused register epilogue: rot_scale's ROTQ_QT_SCALE_* class
-    int32_t bulk_q;     // fused register epilogue, sm_90: dense aligned codes leave by one bulk copy a warp
 } rotq_q_args;
 
 // Classes of the rotation scale s for the fused register epilogue

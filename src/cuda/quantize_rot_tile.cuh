@@ -163,7 +163,7 @@ __device__ __forceinline__ void rotq_qt_codes(float v[32], float inv, uint32_t c
 template <int KIND, int L, bool SUMS>
 __device__ __forceinline__ void rotq_qt_reg_epilogue(const rotq_q_args &qa, float v[32], float s, unsigned sub,
                                                      unsigned tid, int64_t row0, unsigned rv, uint32_t *red,
-                                                     uint32_t *red2, char *obuf) {
+                                                     uint32_t *red2) {
     typedef rotq_pow2_plan<L> plan;
     typedef rotq_q_kind<KIND> K;
     constexpr bool I4 = KIND == ROTQ_QUANT_INT4_GROUP;
@@ -256,35 +256,6 @@ __device__ __forceinline__ void rotq_qt_reg_epilogue(const rotq_q_args &qa, floa
     const unsigned dep = rotq_phase_dep(tid, lo);
     const unsigned lrow = srow + (q4 >> CB);
     const unsigned col = (dep & ((1u << L) - 1u) & ~3u) | ((q4 & CM) << lo);
-    if (obuf) {
-        // qa.bulk_q: the subtile's rows of codes are contiguous in q (q_stride is
-        // a code row): staged at the same offsets in the warp's W slots, which
-        // the last exchange has read, then one bulk copy by lane 0 (its read is
-        // waited for before the next tile's first barrier, in the kernel).
-        constexpr unsigned RB = I4 ? 1u << (L > 0 ? L - 1 : 0) : 1u << L; // bytes of a code row
-        __syncwarp();
-        const unsigned base = (q4 >> CB) * RB + (I4 ? col >> 1 : col);
-#pragma unroll
-        for (int g = 0; g < 8; g++) {
-            const uint32_t w = rotq_qt_quad_transpose(cw[g], sel2, sel1);
-            const unsigned o = base + ((unsigned)(4 * g) >> CB) * RB;
-            if (I4) {
-                const uint32_t n = w & 0x0f0f0f0fu;
-                *(uint16_t *)(obuf + o + ((((unsigned)(4 * g) & CM) << lo) >> 1)) =
-                    (uint16_t)__byte_perm(n | (n >> 4), 0u, 0x0020u);
-            } else {
-                *(uint32_t *)(obuf + o + (((unsigned)(4 * g) & CM) << lo)) = w;
-            }
-        }
-        ptx_fence_proxy_async_smem(); // this lane's writes, before the bulk copy reads them
-        __syncwarp();
-        if (lane == 0 && srow < rv) {
-            const unsigned rows = rv - srow < (unsigned)(plan::TILE >> L) ? rv - srow : (unsigned)(plan::TILE >> L);
-            ptx_bulk_store((uint8_t *)qa.q + (row0 + srow) * qa.q_stride, ptx_smem_addr(obuf), rows * RB);
-            ptx_bulk_commit();
-        }
-        return;
-    }
     uint8_t *qrow = (uint8_t *)qa.q + (row0 + lrow) * qa.q_stride + (I4 ? col >> 1 : col);
 #pragma unroll
     for (int g = 0; g < 8; g++) {
@@ -333,9 +304,6 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_qt_min_blocks
     rotq_pow2_init_tma<L, ES>(a, rotq_smem);
     rotq_pow2_first_tile<L, ES>(a, ntiles, total, rotq_smem, &tmap);
     for (int64_t tile = blockIdx.x; tile < ntiles; tile += gridDim.x, it++) {
-        // Each warp's bulk copy of codes (qa.bulk_q) has read its W slots before
-        // the barrier after which the next tile's load and W writes may land there.
-        if (rotq_tma_on(qa.bulk_q) && (threadIdx.x & 31u) == 0) ptx_bulk_wait_read<0>();
         char *cur = rotq_pow2_tile_stage<L, ES>(a, tile, ntiles, total, rotq_smem, &tmap, it);
         float v[32];
         rotq_read_stage32<ES>(cur, local0, a.in_dtype, v);
@@ -364,25 +332,22 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_qt_min_blocks
                 const int64_t row0 = tile * R;
                 const int64_t left = qa.rows - row0;
                 const unsigned rv = left < (int64_t)R ? (unsigned)left : R;
-                // qa.bulk_q: the warp's W slots (1055 words from rotq_w_index(sub_base))
-                // hold its 1024 codes, 16-byte aligned
-                char *obuf = rotq_tma_on(qa.bulk_q) ? (char *)W + ((rotq_w_index(sub_base) * 4u + 15u) & ~15u) : nullptr;
                 switch (qa.kind) {
                 case ROTQ_QUANT_INT8_ROW:
                     if (qa.row_sums)
-                        rotq_qt_reg_epilogue<ROTQ_QUANT_INT8_ROW, L, true>(qa, v, a.scale, sub, tid, row0, rv, red, red2, obuf);
+                        rotq_qt_reg_epilogue<ROTQ_QUANT_INT8_ROW, L, true>(qa, v, a.scale, sub, tid, row0, rv, red, red2);
                     else
-                        rotq_qt_reg_epilogue<ROTQ_QUANT_INT8_ROW, L, false>(qa, v, a.scale, sub, tid, row0, rv, red, red2, obuf);
+                        rotq_qt_reg_epilogue<ROTQ_QUANT_INT8_ROW, L, false>(qa, v, a.scale, sub, tid, row0, rv, red, red2);
                     break;
                 case ROTQ_QUANT_FP8_ROW:
-                    rotq_qt_reg_epilogue<ROTQ_QUANT_FP8_ROW, L, false>(qa, v, a.scale, sub, tid, row0, rv, red, red2, obuf);
+                    rotq_qt_reg_epilogue<ROTQ_QUANT_FP8_ROW, L, false>(qa, v, a.scale, sub, tid, row0, rv, red, red2);
                     break;
                 case ROTQ_QUANT_INT4_GROUP:
                     // built for L <= 7 only (another kind's build stands in, never run)
                     rotq_qt_reg_epilogue<(L <= 7 ? ROTQ_QUANT_INT4_GROUP : ROTQ_QUANT_FP8_TENSOR), L, false>(
-                        qa, v, a.scale, sub, tid, row0, rv, red, red2, obuf);
+                        qa, v, a.scale, sub, tid, row0, rv, red, red2);
                     break;
-                default: rotq_qt_reg_epilogue<ROTQ_QUANT_FP8_TENSOR, L, false>(qa, v, a.scale, sub, tid, row0, rv, red, red2, obuf); break;
+                default: rotq_qt_reg_epilogue<ROTQ_QUANT_FP8_TENSOR, L, false>(qa, v, a.scale, sub, tid, row0, rv, red, red2); break;
                 }
                 continue;
             }
@@ -398,7 +363,6 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_qt_min_blocks
         rotq_qt_tile_any(qa, src, row0, rv, red);
     }
     ptx_cp_async_wait<0>();
-    if (rotq_tma_on(qa.bulk_q) && (threadIdx.x & 31u) == 0) ptx_bulk_wait_read<0>(); // W is read before the block ends
 }
 
 // qa: as for quantize_rot.cu plus kind and cols_log; a: the rotation's
@@ -430,11 +394,6 @@ static rotq_status rotq_qt_rot_launch(rotq_q_args qa, const rotq_had_args &a, cu
     rotq_had_args t = a;
     CUtensorMap map;
     rotq_pow2_tma_setup<L, ES>(t, &map, NULL, ntiles, grid, dev);
-    // Bulk code stores (rotq_qt_reg_epilogue): sm_90, one-warp subtiles of several
-    // rows (2^6 .. 2^10), codes dense (a row apart) and 16-byte aligned.
-    const int64_t code_row = qa.kind == ROTQ_QUANT_INT4_GROUP ? qa.cols / 2 : qa.cols;
-    qa.bulk_q = dev->cc_major >= 9 && L >= 6 && L <= 10 && qa.cols_log == L && qa.q_stride == code_row &&
-                ((uintptr_t)qa.q & 15u) == 0;
     rotq_qt_rot_kernel<L, ES><<<(unsigned)grid, plan::THREADS, sm::BYTES, stream>>>(qa, t, map);
     return rotq_cuda_check_launch();
 }
