@@ -611,8 +611,9 @@ static inline void rotq_pow2_tma_setup(rotq_had_args &a, CUtensorMap *map, CUten
     if (ymap) memset(ymap, 0, sizeof *ymap);
     a.tma = a.tma_out = a.bulk_out = 0;
     const int64_t row = (int64_t)a.n * a.blocks_per_row; // elements of a dense row
-    // n = 2^8 .. 2^10: a warp's subtile leaves by one bulk copy (rotq_store_bulk_1024)
-    if (dev->cc_major >= 9 && L >= 8 && L <= 10 && a.y_stride == row && ((uintptr_t)a.y & 15u) == 0)
+    // n = 2^8 .. 2^10: a warp's subtile leaves by one bulk copy (rotq_store_bulk_1024;
+    // the Hadamard kernel only, which passes ymap: the fused kernels have no y)
+    if (ymap && dev->cc_major >= 9 && L >= 8 && L <= 10 && a.y_stride == row && ((uintptr_t)a.y & 15u) == 0)
         a.bulk_out = 1;
     const bool enough = L <= 10 ? 2 * ntiles >= 3 * grid : ntiles >= 4 * grid; // 1.5 or 4 tiles per block
     if (dev->cc_major < 9 || !a.vec_in || a.x_stride != row || !enough) return;
