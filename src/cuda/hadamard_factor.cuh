@@ -89,6 +89,21 @@ __device__ __forceinline__ unsigned rotq_tma_stage_chunk(unsigned line, unsigned
     return line * ROTQ_TMA_ROW_BYTES + ((chunk ^ (line & 7u)) << 4);
 }
 
+// The row of H_K (and of the K step's output) at row p (0..15) of an m16 tile
+// of the mma.sync A operand. A lane (gq, tq) of the C fragment holds rows gq
+// and gq + 8 at columns 2tq, 2tq + 1, stored to W rows 2^L + 2^(L-5) + ... words
+// apart: with the identity, 2^10 (1057 words: bank gq + 2tq) and 2^5, 2^6 had
+// 4-way bank conflicts on those stores, 2^7 2-way. Permuting the bits of p
+// (a bank simulation over the 24 bit permutations) leaves them 2-way (2^5, 2^6,
+// 2^10, the least for one word a lane) and 2^7 conflict-free; the rest keep
+// the identity (2^8 conflict-free, 2^4 and 2^9 2-way already).
+template <int L>
+__host__ __device__ constexpr int rotq_factor_c_row(int p) {
+    return L == 5 || L == 6 || L == 10 ? (p & 1) | ((p & 2) << 1) | ((p & 4) << 1) | ((p >> 2) & 2)
+           : L == 7                    ? ((p << 1) & 14) | (p >> 3)
+                                       : p;
+}
+
 // One 16-bit +-1 (or 0 outside K) entry of the A operand.
 __device__ __forceinline__ uint32_t rotq_factor_entry16(const rotq_had_factor &f, int r, int c) {
     if (r >= f.k || c >= f.k) return 0;
@@ -103,6 +118,7 @@ __device__ __forceinline__ uint32_t rotq_factor_entry16(const rotq_had_factor &f
 // w takes tiles w, w + warps, ... (the tile's (mt, kt) advanced without a
 // division). Without transposition a row's 16 columns of a k tile are one
 // 16-bit field of its sign bits (16kt is a multiple of 16).
+template <int L>
 __device__ __forceinline__ void rotq_build_factor_frags(const rotq_had_factor &f, uint32_t *afr) {
     const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
     const int warps = blockDim.x >> 5, tiles = f.kt * f.kt;
@@ -114,7 +130,7 @@ __device__ __forceinline__ void rotq_build_factor_frags(const rotq_had_factor &f
         if (!f.transpose) {
 #pragma unroll
             for (int h = 0; h < 2; h++) {
-                const int r = 16 * mt + gq + 8 * h;
+                const int r = 16 * mt + rotq_factor_c_row<L>(gq + 8 * h);
                 const uint32_t bits = r < f.k ? f.bits[r * f.words + (kt >> 1)] >> ((kt & 1) * 16) : 0u;
 #pragma unroll
                 for (int q = 0; q < 2; q++) { // w[h + 2q]: columns 2tq + 8q, + 1
@@ -127,7 +143,7 @@ __device__ __forceinline__ void rotq_build_factor_frags(const rotq_had_factor &f
         } else {
 #pragma unroll
             for (int q = 0; q < 4; q++) {
-                const int row = 16 * mt + gq + (q & 1) * 8, col = 16 * kt + 2 * tq + (q >> 1) * 8;
+                const int row = 16 * mt + rotq_factor_c_row<L>(gq + (q & 1) * 8), col = 16 * kt + 2 * tq + (q >> 1) * 8;
                 w[q] = rotq_factor_entry16(f, row, col) | (rotq_factor_entry16(f, row, col + 1) << 16);
             }
         }
@@ -435,11 +451,11 @@ __device__ __forceinline__ void rotq_factor_mma_store(const rotq_had_factor &f, 
             }
         }
         if (one_block) {
-            const unsigned row = (unsigned)(gl0 * f.k + 16 * mt + gq);
 #pragma unroll
             for (int h = 0; h < 2; h++) {
-                if (16 * mt + gq + 8 * h >= f.k) continue;
-                const unsigned base = rotq_w_index_shl<L>(row + 8 * h) + lane_part;
+                const int m = 16 * mt + rotq_factor_c_row<L>(gq + 8 * h);
+                if (m >= f.k) continue;
+                const unsigned base = rotq_w_index_shl<L>((unsigned)(gl0 * f.k + m)) + lane_part;
 #pragma unroll
                 for (int nb = 0; nb < cols::NB; nb++) {
                     W[base + (unsigned)(8 * nb)] = acc[nb][2 * h];
@@ -451,7 +467,7 @@ __device__ __forceinline__ void rotq_factor_mma_store(const rotq_had_factor &f, 
             for (int nb = 0; nb < cols::NB; nb++)
 #pragma unroll
                 for (int i = 0; i < 4; i++) {
-                    int m = 16 * mt + gq + (i >> 1) * 8;
+                    int m = 16 * mt + rotq_factor_c_row<L>(gq + (i >> 1) * 8);
                     int c = col0 + 8 * nb + 2 * tq + (i & 1);
                     if (m < f.k) {
                         int cgl = c >> ls, cj = c0 + (c & mask);
@@ -513,28 +529,46 @@ __device__ __forceinline__ int4 rotq_factor_task(const rotq_had_factor &f, int l
 // that does not depend on the task is worked out once per stage:
 // - the lane's ldmatrix row (k0) and whether its row in the last k tile is an
 //   input row (k < K; otherwise it reads the zero chunk);
-// - the W slot of its output row gq, since rotq_w_index adds over disjoint bits:
-//   slot(row 16mt + 8h + gq, column col) = w(gq << L) + w(col | 2tq) +
-//   [w((16mt + 8h) << L) + 8nb + j], the bracket a compile-time immediate;
+// - the W slots of its output rows r_h = rotq_factor_c_row(gq + 8h), since
+//   rotq_w_index adds over disjoint bits: slot(row 16mt + r_h, column
+//   c0 + 16 task + 2tq + 8nb + j) = w(r_0 << L) + w(c0 | 2tq) + w(16 task) +
+//   [w(16mt << L) + 8nb + j] (+ the lane's w(r_1 << L) - w(r_0 << L) for h = 1),
+//   the bracket a compile-time immediate;
 // - which of the last m tile's rows are rows of H_K (rows < K), the only ones
 //   that can be past K;
 // - for KT <= 2 the A fragments of H_K, held in registers across the tasks.
-// A task is then KT ldmatrix, 2 KT^2 mma with KT independent accumulator
-// chains, and 16 KT stores at immediate offsets from one base.
-template <int L, int KT, bool F16>
+// A task is then its stage address (TMA: line task/4 * krows + k0, chunk
+// swizzled by the line; cp.async: chunk 2 task + jb swizzled by k0), w(16 task)
+// = 16 task + task/2 (L <= 10), KT ldmatrix, 2 KT^2 mma with KT independent
+// accumulator chains, and 16 KT stores at immediate offsets: 24 instructions
+// a task for KT = 1 and 39 for KT = 2 in SASS (47 and 74 before, when the
+// stage address and w(col) were worked out from the column with the TMA /
+// cp.async choice made per task).
+template <int L, int KT, bool F16, bool TMA>
 __device__ __forceinline__ void rotq_factor_k_step_one(const rotq_had_factor &f, const char *stg, const char *zero16,
-                                                       const uint32_t *afr, float *W, int c0, int ls, bool tma,
-                                                       int nwarps) {
-    const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
+                                                       const uint32_t *afr, float *W, int c0, int ls, int nwarps) {
+    // The lane read afresh: what derives from it stays out of the tile loop's
+    // live state (hoisted, it made the two-block 2^10 build spill 52 bytes).
+    const int lane = (int)ptx_lane_id(), gq = lane >> 2, tq = lane & 3;
     const int mi = lane >> 3;
     const int k0 = 8 * (mi & 1) + (lane & 7); // this lane's ldmatrix row in k tile 0
-    const int jl = 8 * (mi >> 1);             // and its column within the task's 16
+    const unsigned jb = (unsigned)(mi >> 1);  // and its 8-column half of the task's 16 (chunk bit 0)
     const bool last_in = 16 * (KT - 1) + k0 < f.k;
-    const bool h0_in = 16 * (KT - 1) + gq < f.k, h1_in = 16 * (KT - 1) + 8 + gq < f.k;
-    const unsigned wrow = rotq_w_index((unsigned)gq << L);
+    // The lane's output rows within an m tile (rotq_factor_c_row), h = 0, 1.
+    const int r0 = rotq_factor_c_row<L>(gq), r1 = rotq_factor_c_row<L>(gq + 8);
+    const bool h0_in = 16 * (KT - 1) + r0 < f.k, h1_in = 16 * (KT - 1) + r1 < f.k;
+    // W slot of the lane's output (row r_h, column c0 + 16 task + 2tq), less
+    // w(16 task): c0 is a multiple of 2^ls > 16 task, so the parts have disjoint
+    // bits; the second row is an offset from the first.
+    float *wl = W + rotq_w_index((unsigned)r0 << L) + rotq_w_index((unsigned)c0 | (unsigned)(2 * tq));
+    const int d1 = (int)rotq_w_index((unsigned)r1 << L) - (int)rotq_w_index((unsigned)r0 << L);
     const int lc = ls - 3; // log2 of the 16-byte chunks of a cp.async stage row (>= 3 here)
     // Bytes from one k tile of the stage to the next (16 rows on, same swizzle).
-    const unsigned kt_bytes = tma ? 16u * ROTQ_TMA_ROW_BYTES : 16u << (lc + 4);
+    const unsigned kt_bytes = TMA ? 16u * ROTQ_TMA_ROW_BYTES : 16u << (lc + 4);
+    // The lane's stage row: TMA line k0 of each 64-column block (krows lines per
+    // block), or cp.async row k0 (2^lc chunks, the low 3 chunk bits XOR k0).
+    const char *srow = TMA ? stg + k0 * ROTQ_TMA_ROW_BYTES : stg + ((unsigned)k0 << (lc + 4));
+    const unsigned block_bytes = (unsigned)f.krows * ROTQ_TMA_ROW_BYTES;
     const uint4 *ap = (const uint4 *)afr + lane;
     constexpr bool AREG = KT <= 2; // A fragments in registers
     uint4 areg[AREG ? KT * KT : 1];
@@ -544,13 +578,16 @@ __device__ __forceinline__ void rotq_factor_k_step_one(const rotq_had_factor &f,
     }
     const int tasks = 1 << (ls - 4);
 #pragma unroll 1 // unrolled, the two-block builds (80 registers) spilled the loop's state
-    for (int task = (int)(threadIdx.x >> 5); task < tasks; task += nwarps) {
-        const int j = 16 * task + jl; // stage column of the lane's ldmatrix row
+    for (unsigned task = threadIdx.x >> 5; task < (unsigned)tasks; task += (unsigned)nwarps) {
+        // The lane's ldmatrix row: stage column 16 task + 8 jb, chunk 2 task + jb.
         const char *row0;
-        if (tma) // line (j / 64) * krows + k0
-            row0 = stg + rotq_tma_stage_chunk((unsigned)((j >> 6) * f.krows + k0), ((unsigned)j >> 3) & 7u);
-        else // chunk (k0 << lc) + j / 8 of the cp.async layout
-            row0 = stg + rotq_stage_swizzle(((unsigned)k0 << lc) + ((unsigned)j >> 3), lc) * 16;
+        if (TMA) { // line (task / 4) krows + k0, chunk (2 task + jb) mod 8 under the line's swizzle
+            const unsigned q = task >> 2;
+            const unsigned line7 = (q * (unsigned)f.krows + (unsigned)k0) & 7u;
+            row0 = srow + q * block_bytes + (((((task << 1) & 6u) | jb) ^ line7) << 4);
+        } else {
+            row0 = srow + ((((task << 1) | jb) ^ ((unsigned)k0 & 7u)) << 4);
+        }
         uint32_t b[KT][4];
 #pragma unroll
         for (int kt = 0; kt < KT; kt++) {
@@ -558,7 +595,8 @@ __device__ __forceinline__ void rotq_factor_k_step_one(const rotq_had_factor &f,
             if (kt == KT - 1 && !last_in) p = zero16;
             ptx_ldmatrix_x4_trans(b[kt], ptx_smem_addr(p));
         }
-        const unsigned base = wrow + rotq_w_index((unsigned)(c0 + 16 * task) | (unsigned)(2 * tq));
+        // w(16 task): 16 task + task / 2 (+ task / 64 + task / 2048 past 64 tasks).
+        float *wt = wl + (task << 4) + (task >> 1) + (L > 10 ? (task >> 6) + (task >> 11) : 0u);
 #pragma unroll
         for (int mt = 0; mt < KT; mt++) {
             float acc[2][4];
@@ -580,11 +618,11 @@ __device__ __forceinline__ void rotq_factor_k_step_one(const rotq_had_factor &f,
 #pragma unroll
             for (int h = 0; h < 2; h++) {
                 if (mt == KT - 1 && !(h ? h1_in : h0_in)) continue;
-                const unsigned rb = rotq_w_index((unsigned)(16 * mt + 8 * h) << L); // compile-time
+                float *wh = wt + rotq_w_index((unsigned)(16 * mt) << L) + (h ? d1 : 0); // an immediate, d1
 #pragma unroll
                 for (int nb = 0; nb < 2; nb++) {
-                    W[base + rb + (unsigned)(8 * nb)] = acc[nb][2 * h];
-                    W[base + rb + (unsigned)(8 * nb + 1)] = acc[nb][2 * h + 1];
+                    wh[8 * nb] = acc[nb][2 * h];
+                    wh[8 * nb + 1] = acc[nb][2 * h + 1];
                 }
             }
         }
@@ -596,17 +634,28 @@ template <int L>
 __device__ __forceinline__ void rotq_factor_k_step_one_any(const rotq_had_factor &f, const char *stg,
                                                            const char *zero16, const uint32_t *afr, float *W, int c0,
                                                            int ls, bool tma, int nwarps) {
-#define ROTQ_K_STEP_ONE(F16)                                                                                        \
+#define ROTQ_K_STEP_ONE(F16, TMA)                                                                                   \
     switch (f.kt) {                                                                                                 \
-    case 1: rotq_factor_k_step_one<L, 1, F16>(f, stg, zero16, afr, W, c0, ls, tma, nwarps); break;                 \
-    case 2: rotq_factor_k_step_one<L, 2, F16>(f, stg, zero16, afr, W, c0, ls, tma, nwarps); break;                 \
-    case 3: rotq_factor_k_step_one<L, 3, F16>(f, stg, zero16, afr, W, c0, ls, tma, nwarps); break;                 \
-    default: rotq_factor_k_step_one<L, 4, F16>(f, stg, zero16, afr, W, c0, ls, tma, nwarps); break;                \
+    case 1: rotq_factor_k_step_one<L, 1, F16, TMA>(f, stg, zero16, afr, W, c0, ls, nwarps); break;                 \
+    case 2: rotq_factor_k_step_one<L, 2, F16, TMA>(f, stg, zero16, afr, W, c0, ls, nwarps); break;                 \
+    case 3: rotq_factor_k_step_one<L, 3, F16, TMA>(f, stg, zero16, afr, W, c0, ls, nwarps); break;                 \
+    default: rotq_factor_k_step_one<L, 4, F16, TMA>(f, stg, zero16, afr, W, c0, ls, nwarps); break;                \
     }
+    // TMA stages only on sm_90 (rotq_tma_on), so the TMA bodies only there.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if (tma) {
+        if (f.f16_mma) {
+            ROTQ_K_STEP_ONE(true, true)
+        } else {
+            ROTQ_K_STEP_ONE(false, true)
+        }
+        return;
+    }
+#endif
     if (f.f16_mma) {
-        ROTQ_K_STEP_ONE(true)
+        ROTQ_K_STEP_ONE(true, false)
     } else {
-        ROTQ_K_STEP_ONE(false)
+        ROTQ_K_STEP_ONE(false, false)
     }
 #undef ROTQ_K_STEP_ONE
 }
@@ -1089,7 +1138,7 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX, WIDE>::THREAD
         rotq_build_factor_wgmma_a<L>(f, afr);
         ptx_fence_proxy_async_smem(); // written by this thread, read by wgmma (the async proxy)
     } else {
-        rotq_build_factor_frags(f, afr);
+        rotq_build_factor_frags<L>(f, afr);
     }
     if (KTMAX > ROTQ_FACTOR_SMALL_KT && (threadIdx.x & 31u) == 0)
         tasks[threadIdx.x >> 5] = rotq_factor_task<ES, KTMAX>(f, ls, (int)(threadIdx.x >> 5), nthreads / 32);
@@ -1122,10 +1171,15 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX, WIDE>::THREAD
     if ((stages >= 2 || early) && (int64_t)blockIdx.x < ntiles)
         rotq_factor_fill<L, ES>(a, f, &xmap, blockIdx.x, 0, ls, stage0, mbar0);
     ptx_cp_async_commit();
-    int par = 0; // the parity of the block's tile count
-    unsigned uses = 0;
     bool slice1_issued = false; // SLICED: the tile's second slice is on its way (issued after the last K step)
-    for (int64_t tile = blockIdx.x; tile < ntiles; tile += gridDim.x, par ^= 1) {
+    // The block's tile count `it` is the only counter carried from tile to tile
+    // (the tile, its parity and the stage uses derive from it): fewer registers
+    // live across the phases, where the two-block builds are at their cap.
+    for (unsigned it = 0;; it++) {
+        const int64_t tile = (int64_t)blockIdx.x + (int64_t)it * gridDim.x;
+        if (tile >= ntiles) break;
+        const int par = (int)(it & 1u);                    // the parity of the block's tile count
+        unsigned uses = SLICED ? it << (L - ls) : it;      // stages used before this tile
         const int64_t g0 = tile * G;
         // The previous tile's TMA store has read its stage before it is refilled
         // (by TMA: thread 0 waits before it issues the copy, rotq_factor_tma_fill).

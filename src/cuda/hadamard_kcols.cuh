@@ -37,7 +37,7 @@ __global__ void __launch_bounds__(ROTQ_KCOLS_THREADS) rotq_had_kcols(rotq_had_ar
     t.signs = nullptr;
     t.groups = 1;
 
-    rotq_build_factor_frags(f, afr);
+    rotq_build_factor_frags<ROTQ_KCOLS_LOG_WIDTH>(f, afr); // the row order of rotq_factor_columns<ROTQ_KCOLS_LOG_WIDTH>
     if (threadIdx.x < 8) ((uint4 *)zero16)[threadIdx.x] = make_uint4(0, 0, 0, 0);
     for (int64_t tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
         const int64_t g = tile / tiles_per_group;
