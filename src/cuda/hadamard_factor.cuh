@@ -41,6 +41,7 @@ typedef struct rotq_had_factor {
     int32_t slice_log;         // log2 of the columns per K row a stage holds (L: whole row blocks)
     int32_t wgmma;             // 1: the K step of TMA stages runs on wgmma (sm_90a, large-K builds)
     int32_t krows;             // rows of a TMA stage per 64-column block: K, or 16 kt with wgmma
+    int32_t half_rows;         // 2^9 rows of a tile's last round done one per warp (rotq_factor_half_row9)
     uint32_t bits[ROTQ_FACTOR_MAX_WORDS];
 } rotq_had_factor;
 
@@ -1035,6 +1036,39 @@ __device__ __forceinline__ void rotq_factor_phases_to_stage(const rotq_had_args 
     }
 }
 
+// One row of 2^9 in W (block-local element row_base, a multiple of 512),
+// transformed by one warp and stored to element y_off of y: half of a one-warp
+// subtile, 16 values a lane. The butterflies of the subtile path in its order
+// and with its operations (address bits 0-3 in registers, bit 4 between lanes,
+// bits 5-8 after an exchange in the row's own W slots, then the scale), so the
+// results are the same bits. Conflict-free: w(16 lane) = 16 lane + lane / 2 puts
+// even lanes on banks 0-15 and odd ones on 16-31; the second layout is lanes
+// on consecutive slots.
+__device__ __forceinline__ void rotq_factor_half_row9(const rotq_had_args &a, float *W, unsigned row_base,
+                                                      int64_t y_off) {
+    const unsigned lane = threadIdx.x & 31u;
+    float v[16];
+    const unsigned ba = rotq_w_index(row_base | (lane << 4)); // element 16 lane + r: ba + r
+#pragma unroll
+    for (int r = 0; r < 16; r++) v[r] = W[ba + (unsigned)r];
+    rotq_butterfly<0, 16>(v);
+    rotq_butterfly<1, 16>(v);
+    rotq_butterfly<2, 16>(v);
+    rotq_butterfly<3, 16>(v);
+    rotq_lane_butterfly<16>(v, 1); // address bit 4: lane bit 0
+#pragma unroll
+    for (int r = 0; r < 16; r++) W[ba + (unsigned)r] = v[r];
+    __syncwarp();
+    const unsigned bb = rotq_w_index(row_base | lane); // element lane + 32 r: bb + 33 r
+#pragma unroll
+    for (int r = 0; r < 16; r++) v[r] = W[bb + 33u * (unsigned)r];
+    rotq_butterfly<0, 16>(v); // address bits 5 .. 8
+    rotq_butterfly<1, 16>(v);
+    rotq_butterfly<2, 16>(v);
+    rotq_butterfly<3, 16>(v);
+    rotq_store_row<4, 5, true, true>(a, y_off + lane, v);
+}
+
 #if ROTQ_WGMMA
 // The tile loop of K > 64 with 2^L = 64 or 128, TMA stages and TMA tile stores
 // (three stages; each warpgroup has one wgmma task at most): the K step of the
@@ -1225,11 +1259,17 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX, WIDE>::THREAD
                 staged = true;
             }
         }
-        for (int64_t s0 = 0; !staged && s0 * plan::TILE < total; s0 += nthreads / plan::SUB_THREADS) {
+        // Rows of 2^9 (one-warp subtiles of two rows): the last f.half_rows rows
+        // of the tile, the subtiles left after whole rounds of the warps, go
+        // one per warp (rotq_factor_half_row9), so that round takes half as long
+        // (the launcher's choice, rotq_factor_half_rows; read from the kernel
+        // parameters where used, not held in registers).
+        const int64_t whole = total - (L == 9 && !QUANT ? (int64_t)f.half_rows << 9 : 0); // in whole subtiles
+        for (int64_t s0 = 0; !staged && s0 * plan::TILE < whole; s0 += nthreads / plan::SUB_THREADS) {
             const unsigned sub_base = (unsigned)((s0 + sub) * plan::TILE);
             // A one-warp subtile past the end has nothing to do (larger ones
             // take part in the block's barriers).
-            if (plan::SUB_THREADS == 32 && sub_base >= total) break;
+            if (plan::SUB_THREADS == 32 && sub_base >= whole) break;
             float v[32];
             const unsigned base = rotq_phase_base(sub_base, tid, 0);
 #pragma unroll
@@ -1258,6 +1298,14 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX, WIDE>::THREAD
                 for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
                 if ((threadIdx.x & 31u) == 0 && sub_base < total)
                     atomicMax(&row_am[par][sub_base / (unsigned)a.n], __float_as_uint(m));
+            }
+        }
+        if constexpr (L == 9 && !QUANT) {
+            if ((int)sub < f.half_rows) {
+                const unsigned row = (unsigned)(whole >> 9) + sub; // a K row of the tile (G == 1)
+                bool live;
+                const int64_t off = rotq_row_offset<L, true>(a, (int64_t)row, f.k, g0, &live);
+                if (live) rotq_factor_half_row9(a, W, row << 9, off);
             }
         }
         if (out_tma) {

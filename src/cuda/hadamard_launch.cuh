@@ -251,6 +251,18 @@ static inline int rotq_factor_wide_warps(int64_t subtiles) {
     return eff > rotq_factor_round_eff(subtiles, 16) + 0.05 ? best : 16;
 }
 
+// Rows of 2^9 done one per warp in a tile's last round of the phases
+// (rotq_factor_half_row9): where the tile (one row block, whole one-warp
+// subtiles of two rows) leaves `left` subtiles after whole rounds of the
+// warps and 2 left warps can take them as rows, 2 left; else 0. The Hadamard
+// build only (the QUANT epilogue reads rows back from W with its own team).
+static inline int rotq_factor_half_rows(int L, bool quant, const rotq_had_args &a, const rotq_had_factor &f,
+                                        int threads) {
+    if (L != 9 || quant || f.groups_per_block != 1 || a.n % 1024 != 0) return 0;
+    const int warps = threads / 32, left = (int)(a.n / 1024) % warps;
+    return left > 0 && 2 * left <= warps ? 2 * left : 0;
+}
+
 // QUANT: the fused rotate + quantize build; qa as for the fused power-of-two
 // kernel (kind, q, scales, row_sums, strides, group fields), rows = row blocks.
 template <int L, int ES, int KTMAX, bool QUANT, bool WIDE = false>
@@ -268,6 +280,7 @@ static rotq_status rotq_launch_factor(const rotq_had_args &a, rotq_had_factor &f
     f.krows = f.wgmma ? 16 * f.kt : f.k;
     typedef rotq_factor_shape<L, ES, KTMAX, WIDE> shape;
     if (!WIDE) threads = shape::THREADS;
+    f.half_rows = rotq_factor_half_rows(L, QUANT, a, f, threads);
     // The two-block build (384 threads, 80 registers) needs room for its
     // second block; without it the caller takes a one-block build.
     size_t smem = 0;

@@ -57,11 +57,11 @@ __device__ __forceinline__ unsigned rotq_w_index_shl(unsigned x) {
 // W slots for elements 0 .. n - 1.
 __host__ __device__ constexpr unsigned rotq_w_slots(unsigned n) { return n == 0 ? 0 : rotq_w_index(n - 1) + 1; }
 
-// Radix-2 butterflies over register bit `bit` of a 32-value array.
-template <int BIT>
-__device__ __forceinline__ void rotq_butterfly(float v[32]) {
+// Radix-2 butterflies over register bit `bit` of an N-value array.
+template <int BIT, int N = 32>
+__device__ __forceinline__ void rotq_butterfly(float v[N]) {
 #pragma unroll
-    for (int r = 0; r < 32; r++) {
+    for (int r = 0; r < N; r++) {
         if (r & (1 << BIT)) continue;
         float a = v[r], b = v[r | (1 << BIT)];
         v[r] = a + b;

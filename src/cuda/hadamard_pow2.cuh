@@ -53,10 +53,11 @@ __device__ __forceinline__ void rotq_phase_scaled(int p, float v[32], float s) {
 
 // Radix-2 butterflies between lanes that differ in lane bit `mask` (1, 2, 4, ...):
 // the lower lane keeps a + b, the upper one a - b.
-__device__ __forceinline__ void rotq_lane_butterfly(float v[32], int mask) {
+template <int N = 32>
+__device__ __forceinline__ void rotq_lane_butterfly(float v[N], int mask) {
     const bool upper = (threadIdx.x & mask) != 0;
 #pragma unroll
-    for (int r = 0; r < 32; r++) {
+    for (int r = 0; r < N; r++) {
         const float other = __shfl_xor_sync(0xffffffffu, v[r], mask);
         v[r] = upper ? other - v[r] : v[r] + other;
     }
@@ -286,7 +287,11 @@ __device__ __forceinline__ void rotq_store_bulk_1024(const rotq_had_args &a, flo
 
 // The last phase's 2^CB values of one row (columns c << LO from element off of
 // y), times the scale when SCALE (else already scaled), in the output dtype.
-template <int CB, int LO, bool SCALE>
+// NA: 16-bit stores that allocate no L1 line (the factor kernel: its two-block
+// builds spill a few registers per tile at their 80-register cap, and with its
+// 2-byte output stores filling L1 those reloads went to L2; signs come through
+// L1 too. Same-run A/B on the H100: 12 * 1024 -4%, 20 * 1024 with signs -13%).
+template <int CB, int LO, bool SCALE, bool NA = false>
 __device__ __forceinline__ void rotq_store_row(const rotq_had_args &a, int64_t off, const float *v) {
     if (a.out_dtype == ROTQ_DTYPE_F32) {
         float *y = (float *)a.y + off;
@@ -295,7 +300,13 @@ __device__ __forceinline__ void rotq_store_row(const rotq_had_args &a, int64_t o
     } else {
         uint16_t *y = (uint16_t *)a.y + off;
 #pragma unroll
-        for (int c = 0; c < (1 << CB); c++) y[c << LO] = rotq_to_16(SCALE ? v[c] * a.scale : v[c], a.out_dtype);
+        for (int c = 0; c < (1 << CB); c++) {
+            const uint16_t h = rotq_to_16(SCALE ? v[c] * a.scale : v[c], a.out_dtype);
+            if (NA)
+                ptx_st_na_u16(y + (c << LO), h);
+            else
+                y[c << LO] = h;
+        }
     }
 }
 
@@ -342,7 +353,7 @@ __device__ __forceinline__ void rotq_pow2_phases(const rotq_had_args &a, float *
 #pragma unroll
         for (int rr = 0; rr < NR; rr++) {
             if (e0 + ((int64_t)rr << L) >= lim) break;
-            rotq_store_row<CB, lo, true>(a, off + (rr << L), v + (rr << CB));
+            rotq_store_row<CB, lo, true, true>(a, off + (rr << L), v + (rr << CB));
         }
         return;
     }
@@ -354,7 +365,7 @@ __device__ __forceinline__ void rotq_pow2_phases(const rotq_had_args &a, float *
         bool live;
         const int64_t off = rotq_row_offset<L, KF>(a, R0 + rr, k, g0, &live) + col0;
         if (!live || e0 + ((int64_t)rr << L) >= total) continue;
-        rotq_store_row<CB, lo, !FOLD>(a, off, v + (rr << CB));
+        rotq_store_row<CB, lo, !FOLD, KF>(a, off, v + (rr << CB));
     }
 }
 
