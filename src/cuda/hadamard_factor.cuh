@@ -578,6 +578,8 @@ __device__ __forceinline__ void rotq_factor_k_step_one(const rotq_had_factor &f,
         for (int t = 0; t < (AREG ? KT * KT : 0); t++) areg[t] = ap[t * 32];
     }
     const int tasks = 1 << (ls - 4);
+    // (Tried: two tasks an iteration, interleaved against the ldmatrix -> mma
+    // -> store latencies: 4-8% slower, the two-block builds spilling more.)
 #pragma unroll 1 // unrolled, the two-block builds (80 registers) spilled the loop's state
     for (unsigned task = threadIdx.x >> 5; task < (unsigned)tasks; task += (unsigned)nwarps) {
         // The lane's ldmatrix row: stage column 16 task + 8 jb, chunk 2 task + jb.

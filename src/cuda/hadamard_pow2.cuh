@@ -297,16 +297,24 @@ __device__ __forceinline__ void rotq_store_row(const rotq_had_args &a, int64_t o
         float *y = (float *)a.y + off;
 #pragma unroll
         for (int c = 0; c < (1 << CB); c++) y[c << LO] = SCALE ? v[c] * a.scale : v[c];
+    } else if (NA) {
+        // The dtype chosen once: in the loop, the asm stores kept both
+        // conversions, predicated, for every value.
+        uint16_t *y = (uint16_t *)a.y + off;
+        if (a.out_dtype == ROTQ_DTYPE_F16) {
+#pragma unroll
+            for (int c = 0; c < (1 << CB); c++)
+                ptx_st_na_u16(y + (c << LO), __half_as_ushort(__float2half_rn(SCALE ? v[c] * a.scale : v[c])));
+        } else {
+#pragma unroll
+            for (int c = 0; c < (1 << CB); c++)
+                ptx_st_na_u16(y + (c << LO),
+                              __bfloat16_as_ushort(__float2bfloat16_rn(SCALE ? v[c] * a.scale : v[c])));
+        }
     } else {
         uint16_t *y = (uint16_t *)a.y + off;
 #pragma unroll
-        for (int c = 0; c < (1 << CB); c++) {
-            const uint16_t h = rotq_to_16(SCALE ? v[c] * a.scale : v[c], a.out_dtype);
-            if (NA)
-                ptx_st_na_u16(y + (c << LO), h);
-            else
-                y[c << LO] = h;
-        }
+        for (int c = 0; c < (1 << CB); c++) y[c << LO] = rotq_to_16(SCALE ? v[c] * a.scale : v[c], a.out_dtype);
     }
 }
 

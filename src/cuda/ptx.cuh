@@ -37,8 +37,11 @@ __device__ __forceinline__ uint4 ptx_ld_stream_16(const void *p) {
 // Streaming 16-byte global store (evict-first: the output is not re-read by us).
 // A 16-bit global store that allocates no L1 line (st.global.L1::no_allocate,
 // sm_70+): streamed outputs leave L1 to the kernel's local memory.
-__device__ __forceinline__ void ptx_st_na_u16(void *p, uint16_t v) {
-    asm volatile("st.global.L1::no_allocate.b16 [%0], %1;\n" ::"l"(p), "h"(v));
+// The value is the low half of a 32-bit register (PTX lets st take a wider
+// register than its type): an "h" operand made the compiler merge halves with
+// PRMT.
+__device__ __forceinline__ void ptx_st_na_u16(void *p, uint32_t v) {
+    asm volatile("st.global.L1::no_allocate.b16 [%0], %1;\n" ::"l"(p), "r"(v));
 }
 __device__ __forceinline__ void ptx_st_stream_16(void *p, uint4 v) {
     asm volatile("st.global.cs.v4.u32 [%0], {%1,%2,%3,%4};\n" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z),
