@@ -568,6 +568,8 @@ __device__ __forceinline__ void rotq_factor_k_step_one(const rotq_had_factor &f,
     const unsigned kt_bytes = TMA ? 16u * ROTQ_TMA_ROW_BYTES : 16u << (lc + 4);
     // The lane's stage row: TMA line k0 of each 64-column block (krows lines per
     // block), or cp.async row k0 (2^lc chunks, the low 3 chunk bits XOR k0).
+    // rotq_tma_stage_chunk / rotq_stage_swizzle split into this per-stage part
+    // and a per-task part below: the helpers per task cost 2-5 more instructions.
     const char *srow = TMA ? stg + k0 * ROTQ_TMA_ROW_BYTES : stg + ((unsigned)k0 << (lc + 4));
     const unsigned block_bytes = (unsigned)f.krows * ROTQ_TMA_ROW_BYTES;
     const uint4 *ap = (const uint4 *)afr + lane;

@@ -304,12 +304,11 @@ __device__ __forceinline__ void rotq_store_row(const rotq_had_args &a, int64_t o
         if (a.out_dtype == ROTQ_DTYPE_F16) {
 #pragma unroll
             for (int c = 0; c < (1 << CB); c++)
-                ptx_st_na_u16(y + (c << LO), __half_as_ushort(__float2half_rn(SCALE ? v[c] * a.scale : v[c])));
+                ptx_st_na_u16(y + (c << LO), rotq_to_16(SCALE ? v[c] * a.scale : v[c], ROTQ_DTYPE_F16));
         } else {
 #pragma unroll
             for (int c = 0; c < (1 << CB); c++)
-                ptx_st_na_u16(y + (c << LO),
-                              __bfloat16_as_ushort(__float2bfloat16_rn(SCALE ? v[c] * a.scale : v[c])));
+                ptx_st_na_u16(y + (c << LO), rotq_to_16(SCALE ? v[c] * a.scale : v[c], ROTQ_DTYPE_BF16));
         }
     } else {
         uint16_t *y = (uint16_t *)a.y + off;

@@ -34,7 +34,6 @@ __device__ __forceinline__ uint4 ptx_ld_stream_16(const void *p) {
     return v;
 }
 
-// Streaming 16-byte global store (evict-first: the output is not re-read by us).
 // A 16-bit global store that allocates no L1 line (st.global.L1::no_allocate,
 // sm_70+): streamed outputs leave L1 to the kernel's local memory.
 // The value is the low half of a 32-bit register (PTX lets st take a wider
@@ -43,6 +42,8 @@ __device__ __forceinline__ uint4 ptx_ld_stream_16(const void *p) {
 __device__ __forceinline__ void ptx_st_na_u16(void *p, uint32_t v) {
     asm volatile("st.global.L1::no_allocate.b16 [%0], %1;\n" ::"l"(p), "r"(v));
 }
+
+// Streaming 16-byte global store (evict-first: the output is not re-read by us).
 __device__ __forceinline__ void ptx_st_stream_16(void *p, uint4 v) {
     asm volatile("st.global.cs.v4.u32 [%0], {%1,%2,%3,%4};\n" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z),
                  "r"(v.w)
