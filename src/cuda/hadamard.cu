@@ -130,7 +130,7 @@ extern "C" rotq_status rotq__cuda_hadamard(const rotq_exec *exec, const rotq__ha
         // 16-byte chunks of a tile are contiguous in memory when rows (row
         // blocks) are 16-byte multiples, or when row blocks are packed back to back.
         // Vector output is used by the sizes that finish in phase-0 layout (n <= 128)
-        // and by n = 2^11 .. 2^13 (rotq_pow2_vec_plan).
+        // and by n = 2^11 .. 2^13 (rotq_pow2_pair_plan).
         a.vec_in = in_rows_aligned || (rotq_aligned16(x->data) && x->stride == x->cols);
         a.vec_out = (L <= 7 || (L >= 11 && L <= 13)) &&
                     (out_rows_aligned || (rotq_aligned16(y->data) && y->stride == y->cols));

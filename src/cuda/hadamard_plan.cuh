@@ -57,6 +57,14 @@ __device__ __forceinline__ unsigned rotq_w_index_shl(unsigned x) {
 // W slots for elements 0 .. n - 1.
 __host__ __device__ constexpr unsigned rotq_w_slots(unsigned n) { return n == 0 ? 0 : rotq_w_index(n - 1) + 1; }
 
+// The pair layout of the power-of-two kernels at 2^11 .. 2^13
+// (rotq_pow2_pair_plan): two padding words after every 32 elements, so element
+// pairs (address bit 0 = 0, 1) stay 8-byte aligned for LDS.64 / STS.64. Also
+// additive over disjoint bit sets; conflict-free for every half-warp access of
+// that plan (checked by a bank simulation).
+__host__ __device__ constexpr unsigned rotq_w2_index(unsigned a) { return a + 2u * (a >> 5); }
+__host__ __device__ constexpr unsigned rotq_w2_slots(unsigned n) { return n == 0 ? 0 : rotq_w2_index(n - 1) + 1; }
+
 // Radix-2 butterflies over register bit `bit` of an N-value array.
 template <int BIT, int N = 32>
 __device__ __forceinline__ void rotq_butterfly(float v[N]) {

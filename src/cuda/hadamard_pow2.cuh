@@ -140,84 +140,103 @@ __device__ __forceinline__ int64_t rotq_row_offset(const rotq_had_args &a, int64
     return rotq_group_base(a, g, a.y_stride) + ((int64_t)((int32_t)R - gl * k) << L);
 }
 
-// Hadamard output of n = 2^11 .. 2^13 (one row per subtile, three phases): the
-// last phase butterflies only A = L - 10 address bits, so its 32 registers also
-// hold address bits that earlier phases have finished: the P = min(3, 5 - A)
-// lowest ones, and X = 5 - A - P just above the lanes. A thread ends with 2^P
-// consecutive elements per register group, stored as vectors (16 or 8 bytes of
-// 16-bit values, lanes contiguous), and pairs are converted by one F2FP.
-// Thread t's lanes are address bits P .. P + 4, its warp the bits above them and
-// the X extra ones: conflict-free reads under rotq_w_index. P = 3 at most: with 4
-// (32 bytes a lane, 2^11) each store instruction half-filled its sectors and
-// 2^11 ran 4% slower in a same-run A/B; 2^14 (P = 1) measured no gain.
+// Hadamard output of n = 2^11 .. 2^13 (one row per subtile, three phases of
+// 5, 4 and L - 9 butterfly bits): address bit 0 stays in a register in every
+// phase, so each exchange through W moves pairs (bit 0 = 0, 1) of adjacent W
+// words, rotq_w2_index, with 8-byte STS / LDS: half the shared-memory
+// instructions of 32-bit exchanges. Phase 1 holds address bits {0, 5..8},
+// phase 2 the low P = 14 - L bits and 9 .. L-1, so a thread ends with 2^P
+// consecutive elements per register group, stored as vectors (4, 8 or 16
+// bytes of 16-bit values, lanes contiguous on bits P .. P + 4). The same
+// butterfly levels in the same order as the 32-bit exchanges (bits 0..4, then
+// 5.., then the scale folded into the last level): the results are identical.
+// (Before: 5 + 5 + (L - 10) bits with 32-bit exchanges and 8- or 16-byte stores.)
 template <int L>
-struct rotq_pow2_vec_plan {
-    typedef rotq_pow2_plan<L> plan;
+struct rotq_pow2_pair_plan {
     static constexpr bool ON = L >= 11 && L <= 13;
-    static constexpr int HI = 5 * (plan::PHASES - 1);              // lowest active address bit
-    static constexpr int A = ON ? L - HI : 3;                      // active bits (3 where unused: P = 2)
-    static constexpr int P = 5 - A < 3 ? 5 - A : 3;                // low passive bits
-    static constexpr int X = 5 - A - P;                            // passive bits above the lanes
-    static constexpr int LANE_LO = P, WARP_LO = P + 5 + X;         // thread bits: lanes, then warps
-    __device__ static constexpr unsigned addr(int r) {             // subtile address of register r
-        return ((unsigned)r & ((1u << P) - 1u)) | ((((unsigned)r >> P) & ((1u << X) - 1u)) << (P + 5)) |
-               (((unsigned)r >> (P + X)) << HI);
+    static constexpr int P = ON ? 14 - L : 1;                       // low bits held in phase 2
+    __device__ static constexpr unsigned addr1(int r) {             // phase 1: subtile address of register r
+        return ((unsigned)r & 1u) | ((unsigned)(r >> 1) << 5);
     }
-    __device__ static unsigned dep(unsigned tid) {                 // subtile address of thread tid's register 0
-        return ((tid & 31u) << LANE_LO) | ((tid >> 5) << WARP_LO);
+    __device__ static unsigned dep1(unsigned tid) {                 // ... of thread tid's register 0
+        return ((tid & 15u) << 1) | ((tid >> 4) << 9);
     }
+    __device__ static constexpr unsigned addr2(int r) {             // phase 2
+        return ((unsigned)r & ((1u << P) - 1u)) | ((unsigned)(r >> P) << 9);
+    }
+    __device__ static unsigned dep2(unsigned tid) { return tid << P; }
 };
 
-// The last exchange and phase of rotq_pow2_vec_plan, after phases 1 .. PHASES-2
-// (rotq_pow2_exchanges<L, false, PHASES - 1>), with the scale folded into the
-// last butterfly level as rotq_phase_scaled (the same operations in the same
-// order: the results are those of the general path).
-template <int L>
-__device__ __forceinline__ void rotq_pow2_last_phase_vec(float *W, unsigned sub_base, unsigned tid, float v[32],
-                                                         float s) {
-    typedef rotq_pow2_plan<L> plan;
-    typedef rotq_pow2_vec_plan<L> vp;
-    constexpr int lo_prev = plan::PHASES >= 2 ? plan::lo(plan::PHASES - 2) : 0;
-    const unsigned wbase = rotq_phase_base(sub_base, tid, lo_prev);
+// Pairs of registers (r, r + 1; r even) to and from W slots base + rotq_w2_index(addr(r)).
+template <unsigned (*ADDR)(int)>
+__device__ __forceinline__ void rotq_w2_store_pairs(float *W, unsigned base, const float v[32]) {
 #pragma unroll
-    for (int r = 0; r < 32; r++) W[wbase + rotq_w_index((unsigned)r << lo_prev)] = v[r];
-    rotq_subtile_sync<plan::SUB_THREADS>();
-    const unsigned rbase = rotq_w_index(sub_base | vp::dep(tid));
+    for (int r = 0; r < 32; r += 2) *(float2 *)(W + base + rotq_w2_index(ADDR(r))) = make_float2(v[r], v[r + 1]);
+}
+template <unsigned (*ADDR)(int)>
+__device__ __forceinline__ void rotq_w2_load_pairs(const float *W, unsigned base, float v[32]) {
 #pragma unroll
-    for (int r = 0; r < 32; r++) v[r] = W[rbase + rotq_w_index(vp::addr(r))];
-    // the active register bits are P + X .. 4
-    if (vp::P + vp::X <= 0) rotq_butterfly<0>(v);
-    if (vp::P + vp::X <= 1) rotq_butterfly<1>(v);
-    if (vp::P + vp::X <= 2) rotq_butterfly<2>(v);
-    if (vp::P + vp::X <= 3) rotq_butterfly<3>(v);
-    rotq_butterfly_scaled<4>(v, s);
+    for (int r = 0; r < 32; r += 2) {
+        const float2 t = *(const float2 *)(W + base + rotq_w2_index(ADDR(r)));
+        v[r] = t.x, v[r + 1] = t.y;
+    }
+}
+__device__ constexpr unsigned rotq_pow2_addr0(int r) { return (unsigned)r; } // phase 0: 32 consecutive
+
+// Phases 1 and 2 of rotq_pow2_pair_plan on the phase-0 values v (butterflied),
+// the last level scaled by s when SCALED (the fused quantize kernels scale
+// afterwards, as the CPU does).
+template <int L, bool SCALED = true>
+__device__ __forceinline__ void rotq_pow2_pair_phases(float *W, unsigned sub_base, unsigned tid, float v[32],
+                                                      float s = 1.0f) {
+    typedef rotq_pow2_pair_plan<L> pp;
+    rotq_w2_store_pairs<rotq_pow2_addr0>(W, rotq_w2_index(sub_base | (tid << 5)), v);
+    __syncthreads();
+    const unsigned b1 = rotq_w2_index(sub_base | pp::dep1(tid));
+    rotq_w2_load_pairs<pp::addr1>(W, b1, v);
+    rotq_butterfly<1>(v);
+    rotq_butterfly<2>(v);
+    rotq_butterfly<3>(v);
+    rotq_butterfly<4>(v);
+    // back to the slots just read: no barrier before these writes
+    rotq_w2_store_pairs<pp::addr1>(W, b1, v);
+    __syncthreads();
+    rotq_w2_load_pairs<pp::addr2>(W, rotq_w2_index(sub_base | pp::dep2(tid)), v);
+    if (pp::P <= 1) rotq_butterfly<1>(v);
+    if (pp::P <= 2) rotq_butterfly<2>(v);
+    if (pp::P <= 3) rotq_butterfly<3>(v);
+    if (SCALED)
+        rotq_butterfly_scaled<4>(v, s);
+    else
+        rotq_butterfly<4>(v);
 }
 
-// Stores of rotq_pow2_last_phase_vec: register group h (2^P values) is columns
-// dep(t) + addr(h << P) ... of the subtile's row; vector stores where the
+// Stores of rotq_pow2_pair_phases: register group h (2^P values) is columns
+// dep2(t) + addr2(h << P) ... of the subtile's row; vector stores where the
 // output rows are 16-byte aligned (a.vec_out), else element stores.
 template <int L>
-__device__ __forceinline__ void rotq_pow2_store_vec(const rotq_had_args &a, unsigned tid, int64_t e_tile,
-                                                    int64_t total, const float v[32]) {
-    typedef rotq_pow2_vec_plan<L> vp;
-    constexpr int P = vp::P, V = 1 << P, H = 32 >> P;
-    static_assert(P >= 2, "vector stores of 4 or 8 values");
+__device__ __forceinline__ void rotq_pow2_store_pairs(const rotq_had_args &a, unsigned tid, int64_t e_tile,
+                                                      int64_t total, const float v[32]) {
+    typedef rotq_pow2_pair_plan<L> pp;
+    constexpr int P = pp::P, V = 1 << P, H = 32 >> P;
     if (e_tile >= total) return; // rows are whole: a subtile is one row
     bool live;
-    const int64_t off = rotq_row_offset<L, false>(a, e_tile >> L, 1, 0, &live) + (int64_t)vp::dep(tid);
+    const int64_t off = rotq_row_offset<L, false>(a, e_tile >> L, 1, 0, &live) + (int64_t)pp::dep2(tid);
     if (!live) return;
     if (a.out_dtype == ROTQ_DTYPE_F32) {
         float *y = (float *)a.y + off;
 #pragma unroll
         for (int h = 0; h < H; h++) {
-            float *d = y + vp::addr(h << P);
-            if (a.vec_out) {
+            float *d = y + pp::addr2(h << P);
+            const float *u = v + h * V;
+            if (a.vec_out && V == 2) {
+                *(float2 *)d = make_float2(u[0], u[1]);
+            } else if (a.vec_out) {
 #pragma unroll
-                for (int i = 0; i < V; i += 4)
-                    *(float4 *)(d + i) = make_float4(v[h * V + i], v[h * V + i + 1], v[h * V + i + 2], v[h * V + i + 3]);
+                for (int i = 0; i < V; i += 4) *(float4 *)(d + i) = make_float4(u[i], u[i + 1], u[i + 2], u[i + 3]);
             } else {
 #pragma unroll
-                for (int i = 0; i < V; i++) d[i] = v[h * V + i];
+                for (int i = 0; i < V; i++) d[i] = u[i];
             }
         }
         return;
@@ -228,12 +247,14 @@ __device__ __forceinline__ void rotq_pow2_store_vec(const rotq_had_args &a, unsi
         uint32_t w[V / 2];
 #pragma unroll
         for (int i = 0; i < V / 2; i++) w[i] = rotq_pack_16x2(v[h * V + 2 * i], v[h * V + 2 * i + 1], a.out_dtype);
-        uint16_t *d = y + vp::addr(h << P);
+        uint16_t *d = y + pp::addr2(h << P);
         if (a.vec_out) {
             if (V == 8)
-                *(uint4 *)d = make_uint4(w[0], w[1], w[2 % (V / 2)], w[3 % (V / 2)]);
+                *(uint4 *)d = make_uint4(w[0], w[1 % (V / 2)], w[2 % (V / 2)], w[3 % (V / 2)]);
+            else if (V == 4)
+                *(uint2 *)d = make_uint2(w[0], w[1 % (V / 2)]);
             else
-                *(uint2 *)d = make_uint2(w[0], w[1]);
+                *(uint32_t *)d = w[0];
         } else {
 #pragma unroll
             for (int i = 0; i < V / 2; i++) d[2 * i] = (uint16_t)w[i], d[2 * i + 1] = (uint16_t)(w[i] >> 16);
@@ -336,10 +357,9 @@ __device__ __forceinline__ void rotq_pow2_phases(const rotq_had_args &a, float *
         rotq_store_bulk_1024(a, W, sub_base, tid, e_tile, total - e_tile, v);
         return;
     }
-    if (!KF && rotq_pow2_vec_plan<L>::ON) {
-        rotq_pow2_exchanges<L, false, plan::PHASES - 1>(W, sub_base, tid, v);
-        rotq_pow2_last_phase_vec<L>(W, sub_base, tid, v, a.scale);
-        rotq_pow2_store_vec<L>(a, tid, e_tile, total, v);
+    if (!KF && rotq_pow2_pair_plan<L>::ON) {
+        rotq_pow2_pair_phases<L>(W, sub_base, tid, v, a.scale);
+        rotq_pow2_store_pairs<L>(a, tid, e_tile, total, v);
         return;
     }
     rotq_pow2_exchanges<L, FOLD>(W, sub_base, tid, v, a.scale);
@@ -384,7 +404,12 @@ struct rotq_pow2_smem {
     static constexpr int STAGE = TILE_CTA * ES;                    // bytes of one stage
     // W (padded fp32, rotq_w_index) beyond the stage it reuses, in whole
     // 1024-byte units so that the next stage stays aligned for TMA's swizzle
-    static constexpr int EXTRA = ((int)rotq_w_slots(TILE_CTA) * 4 - STAGE + 1023) / 1024 * 1024;
+    // (the larger of the two layouts: the Hadamard kernel's pair exchanges at
+    // 2^11 .. 2^13, the fused kernels' 32-bit ones)
+    static constexpr unsigned W_SLOTS = rotq_pow2_pair_plan<L>::ON && rotq_w2_slots(TILE_CTA) > rotq_w_slots(TILE_CTA)
+                                            ? rotq_w2_slots(TILE_CTA)
+                                            : rotq_w_slots(TILE_CTA);
+    static constexpr int EXTRA = ((int)W_SLOTS * 4 - STAGE + 1023) / 1024 * 1024;
     static constexpr bool PREFETCH = 2 * STAGE + EXTRA <= 200 * 1024;
     static constexpr int DATA = PREFETCH ? 2 * STAGE + EXTRA : STAGE + EXTRA;
     // TMA: 128-byte rows per tile, boxes of at most 256 rows

@@ -160,7 +160,7 @@ __device__ __forceinline__ void rotq_qt_codes(float v[32], float inv, uint32_t c
 // int4 (KIND == ROTQ_QUANT_INT4_GROUP) only with one group per row (group = 2^L):
 // the row's absmax is the group's, its scale the row's only one, and the codes
 // are stored as nibbles, two bytes (4 columns) a lane.
-template <int KIND, int L, bool SUMS>
+template <int KIND, int L, bool SUMS, bool PAIRS>
 __device__ __forceinline__ void rotq_qt_reg_epilogue(const rotq_q_args &qa, float v[32], float s, unsigned sub,
                                                      unsigned tid, int64_t row0, unsigned rv, uint32_t *red,
                                                      uint32_t *red2) {
@@ -244,6 +244,18 @@ __device__ __forceinline__ void rotq_qt_reg_epilogue(const rotq_q_args &qa, floa
         const bool writer = NR > 1 ? (lane & CM) == 0 : tid == 0;
         if (writer && lr < rv) qa.row_sums[row0 + lr] = (int32_t)sum;
     }
+    if (PAIRS) {
+        // The pair layout (rotq_pow2_pair_phases, P >= 2): word g is already 4
+        // consecutive codes, columns dep2(tid) + addr2(4g), lanes contiguous.
+        typedef rotq_pow2_pair_plan<L> pp;
+        static_assert(!PAIRS || (pp::ON && pp::P >= 2 && NR == 1 && !I4), "pair epilogue: rows of 2^11, 2^12");
+        if (srow < rv) {
+            uint8_t *qrow = (uint8_t *)qa.q + (row0 + srow) * qa.q_stride + pp::dep2(tid);
+#pragma unroll
+            for (int g = 0; g < 8; g++) *(uint32_t *)(qrow + pp::addr2(4 * g)) = cw[g];
+        }
+        return;
+    }
     // A quad transpose per word, so each lane stores 4 consecutive codes of
     // register r = 4g + q (the warp: 4 x 32 contiguous bytes). r's row is
     // (4g >> CB) + (q >> CB), its column bits (4g & CM) + (q & CM): one base
@@ -324,30 +336,36 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_qt_min_blocks
 #pragma unroll
             for (int r = 0; r < 32; r++) W[b + (unsigned)r] = v[r] * a.scale;
         } else {
-            rotq_pow2_exchanges<L>(W, sub_base, tid, v);
             // Rows of exactly 2^L int8 / fp8 codes, or int4 rows of one group
-            // (2^6, 2^7: n = group): quantized from registers.
-            if (plan::PHASES > 1 && qa.cols_log == L &&
-                (qa.kind != ROTQ_QUANT_INT4_GROUP || (L <= 7 && qa.group == (1 << L)))) {
+            // (2^6, 2^7: n = group): quantized from registers. At 2^11 and 2^12
+            // the Hadamard kernel's pair exchanges (rotq_pow2_pair_plan) bring
+            // a lane 4 or 8 consecutive columns: no quad transpose for the codes.
+            const bool reg = qa.cols_log == L && (qa.kind != ROTQ_QUANT_INT4_GROUP || (L <= 7 && qa.group == (1 << L)));
+            constexpr bool PAIRS = rotq_pow2_pair_plan<L>::ON && rotq_pow2_pair_plan<L>::P >= 2;
+            if (PAIRS && reg)
+                rotq_pow2_pair_phases<L, false>(W, sub_base, tid, v);
+            else
+                rotq_pow2_exchanges<L>(W, sub_base, tid, v);
+            if (plan::PHASES > 1 && reg) {
                 const int64_t row0 = tile * R;
                 const int64_t left = qa.rows - row0;
                 const unsigned rv = left < (int64_t)R ? (unsigned)left : R;
                 switch (qa.kind) {
                 case ROTQ_QUANT_INT8_ROW:
                     if (qa.row_sums)
-                        rotq_qt_reg_epilogue<ROTQ_QUANT_INT8_ROW, L, true>(qa, v, a.scale, sub, tid, row0, rv, red, red2);
+                        rotq_qt_reg_epilogue<ROTQ_QUANT_INT8_ROW, L, true, PAIRS>(qa, v, a.scale, sub, tid, row0, rv, red, red2);
                     else
-                        rotq_qt_reg_epilogue<ROTQ_QUANT_INT8_ROW, L, false>(qa, v, a.scale, sub, tid, row0, rv, red, red2);
+                        rotq_qt_reg_epilogue<ROTQ_QUANT_INT8_ROW, L, false, PAIRS>(qa, v, a.scale, sub, tid, row0, rv, red, red2);
                     break;
                 case ROTQ_QUANT_FP8_ROW:
-                    rotq_qt_reg_epilogue<ROTQ_QUANT_FP8_ROW, L, false>(qa, v, a.scale, sub, tid, row0, rv, red, red2);
+                    rotq_qt_reg_epilogue<ROTQ_QUANT_FP8_ROW, L, false, PAIRS>(qa, v, a.scale, sub, tid, row0, rv, red, red2);
                     break;
                 case ROTQ_QUANT_INT4_GROUP:
                     // built for L <= 7 only (another kind's build stands in, never run)
-                    rotq_qt_reg_epilogue<(L <= 7 ? ROTQ_QUANT_INT4_GROUP : ROTQ_QUANT_FP8_TENSOR), L, false>(
+                    rotq_qt_reg_epilogue<(L <= 7 ? ROTQ_QUANT_INT4_GROUP : ROTQ_QUANT_FP8_TENSOR), L, false, PAIRS>(
                         qa, v, a.scale, sub, tid, row0, rv, red, red2);
                     break;
-                default: rotq_qt_reg_epilogue<ROTQ_QUANT_FP8_TENSOR, L, false>(qa, v, a.scale, sub, tid, row0, rv, red, red2); break;
+                default: rotq_qt_reg_epilogue<ROTQ_QUANT_FP8_TENSOR, L, false, PAIRS>(qa, v, a.scale, sub, tid, row0, rv, red, red2); break;
                 }
                 continue;
             }
