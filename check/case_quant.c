@@ -435,6 +435,7 @@ static quant_case rotated(quant_case q, int32_t size, int32_t factor, uint32_t f
 
 void ck_op_quantize(ck_ctx *c) {
     int full = c->opt->full;
+    quant_case q0;
     static const rotq_dtype dts[3] = {ROTQ_DTYPE_F32, ROTQ_DTYPE_F16, ROTQ_DTYPE_BF16};
     static const int32_t groups[3] = {32, 64, 128};
     for (int k = 0; k < ROTQ_QUANT_KIND_COUNT; k++) {
@@ -502,6 +503,14 @@ void ck_op_quantize(ck_ctx *c) {
                 }
             }
     }
+    /* Rows past 2^17 elements at 2^12 and 2^11 (the fused tile kernel's register
+       epilogue on the pair layout; special rows: the NaN / Inf path). */
+    q0 = rotated(base(ROTQ_QUANT_INT4_GROUP, 64, ROTQ_DTYPE_BF16, 35, 4096), 4096, ROTQ_HADAMARD_FACTOR_AUTO, 0, 1);
+    q0.special = 2;
+    run_case(c, q0);
+    q0 = rotated(base(ROTQ_QUANT_INT8_ROW, 0, ROTQ_DTYPE_F16, 67, 2048), 2048, ROTQ_HADAMARD_FACTOR_AUTO, 0, 0);
+    q0.special = 2;
+    run_case(c, q0);
     /* Dense inputs large enough for the fused kernel's TMA tile loads (sm_90: 1.5 tiles
        of 8192 elements per resident block for n <= 1024, 4 above): 13.5M elements at
        n = 4096, 16.8M at n = 128 (full table). */
@@ -607,6 +616,27 @@ void ck_op_quantize(ck_ctx *c) {
             }
             run_case(c, rotated(base(kind, 128, dts[k % 3], 48, 4096), 4096, ROTQ_HADAMARD_FACTOR_AUTO, 0, 1));
             run_case(c, rotated(base(kind, 128, dts[(k + 1) % 3], 1100, 128), 128, ROTQ_HADAMARD_FACTOR_AUTO, 0, 0));
+        }
+        /* The fused tile kernel's register epilogue at 2^11 and 2^12 (after the pair
+           exchanges of rotq_pow2_pair_plan, int4 groups from registers too), rows past
+           2^17 elements and ragged last tiles (4 and 2 rows a tile): special rows for
+           every kind and int4 group size, then the rotation scale classes for int4. */
+        for (int k = 0; k < ROTQ_QUANT_KIND_COUNT; k++)
+            for (int gi = 0; gi < 3; gi++) {
+                rotq_quant_kind kind = (rotq_quant_kind)k;
+                if (kind != ROTQ_QUANT_INT4_GROUP && gi > 0) continue;
+                for (int L = 11; L <= 12; L++) {
+                    q = rotated(base(kind, groups[gi], dts[(k + gi + L) % 3], L == 11 ? 67 : 35, 1 << L), 1 << L,
+                                ROTQ_HADAMARD_FACTOR_AUTO, 0, (k + gi + L) & 1);
+                    q.special = 2;
+                    run_case(c, q);
+                }
+            }
+        for (int si = 0; si < 3; si++) {
+            q = rotated(base(ROTQ_QUANT_INT4_GROUP, groups[si], ROTQ_DTYPE_F16, 35, 4096), 4096,
+                        ROTQ_HADAMARD_FACTOR_POW2, 0, 1);
+            q.rscale = rscales[si];
+            run_case(c, q);
         }
         q = rotated(base(ROTQ_QUANT_FP8_ROW, 0, ROTQ_DTYPE_F32, 2, 65536 - 4096), 61440, 60, 0, 1);
         run_case(c, q);

@@ -155,6 +155,10 @@ template <int L>
 struct rotq_pow2_pair_plan {
     static constexpr bool ON = L >= 11 && L <= 13;
     static constexpr int P = ON ? 14 - L : 1;                       // low bits held in phase 2
+    // 2^14 (5 + 4 + 5 bits): only the first exchange is by pairs; phase 2 holds
+    // bits 9..13 with the lanes on bits 0..4, as the 32-bit exchanges' last phase
+    // (rotq_pow2_pair14_phases). Either way W has the pair layout.
+    static constexpr bool W2 = L >= 11 && L <= 14;
     __device__ static constexpr unsigned addr1(int r) {             // phase 1: subtile address of register r
         return ((unsigned)r & 1u) | ((unsigned)(r >> 1) << 5);
     }
@@ -205,6 +209,39 @@ __device__ __forceinline__ void rotq_pow2_pair_phases(float *W, unsigned sub_bas
     if (pp::P <= 1) rotq_butterfly<1>(v);
     if (pp::P <= 2) rotq_butterfly<2>(v);
     if (pp::P <= 3) rotq_butterfly<3>(v);
+    if (SCALED)
+        rotq_butterfly_scaled<4>(v, s);
+    else
+        rotq_butterfly<4>(v);
+}
+
+// 2^14 (a subtile of 512 threads, one row): phase 0 -> 1 by pairs as
+// rotq_pow2_pair_phases; phase 1 writes its pairs back, and phase 2 reads
+// single words in the layout of rotq_pow2_exchanges' last phase (register r:
+// address tid | r << 9; lanes on bits 0..4: 32 consecutive words, no bank
+// conflict), so the stores are those of the 32-bit path. The same butterfly
+// levels in the same order.
+template <bool SCALED>
+__device__ __forceinline__ void rotq_pow2_pair14_phases(float *W, unsigned sub_base, unsigned tid, float v[32],
+                                                        float s) {
+    typedef rotq_pow2_pair_plan<14> pp;
+    rotq_w2_store_pairs<rotq_pow2_addr0>(W, rotq_w2_index(sub_base | (tid << 5)), v);
+    __syncthreads();
+    const unsigned b1 = rotq_w2_index(sub_base | pp::dep1(tid));
+    rotq_w2_load_pairs<pp::addr1>(W, b1, v);
+    rotq_butterfly<1>(v);
+    rotq_butterfly<2>(v);
+    rotq_butterfly<3>(v);
+    rotq_butterfly<4>(v);
+    rotq_w2_store_pairs<pp::addr1>(W, b1, v);
+    __syncthreads();
+    const unsigned b2 = rotq_w2_index(sub_base | tid);
+#pragma unroll
+    for (int r = 0; r < 32; r++) v[r] = W[b2 + rotq_w2_index((unsigned)r << 9)];
+    rotq_butterfly<0>(v);
+    rotq_butterfly<1>(v);
+    rotq_butterfly<2>(v);
+    rotq_butterfly<3>(v);
     if (SCALED)
         rotq_butterfly_scaled<4>(v, s);
     else
@@ -362,7 +399,10 @@ __device__ __forceinline__ void rotq_pow2_phases(const rotq_had_args &a, float *
         rotq_pow2_store_pairs<L>(a, tid, e_tile, total, v);
         return;
     }
-    rotq_pow2_exchanges<L, FOLD>(W, sub_base, tid, v, a.scale);
+    if (!KF && L == 14)
+        rotq_pow2_pair14_phases<FOLD>(W, sub_base, tid, v, a.scale);
+    else
+        rotq_pow2_exchanges<L, FOLD>(W, sub_base, tid, v, a.scale);
     // Store. The 5 register bits of the last phase are column bits lo..L-1 and
     // then (only when a subtile holds several rows) row bits: one offset per
     // row, compile-time offsets along it.
@@ -405,8 +445,8 @@ struct rotq_pow2_smem {
     // W (padded fp32, rotq_w_index) beyond the stage it reuses, in whole
     // 1024-byte units so that the next stage stays aligned for TMA's swizzle
     // (the larger of the two layouts: the Hadamard kernel's pair exchanges at
-    // 2^11 .. 2^13, the fused kernels' 32-bit ones)
-    static constexpr unsigned W_SLOTS = rotq_pow2_pair_plan<L>::ON && rotq_w2_slots(TILE_CTA) > rotq_w_slots(TILE_CTA)
+    // 2^11 .. 2^14, the fused kernels' 32-bit ones)
+    static constexpr unsigned W_SLOTS = rotq_pow2_pair_plan<L>::W2 && rotq_w2_slots(TILE_CTA) > rotq_w_slots(TILE_CTA)
                                             ? rotq_w2_slots(TILE_CTA)
                                             : rotq_w_slots(TILE_CTA);
     static constexpr int EXTRA = ((int)W_SLOTS * 4 - STAGE + 1023) / 1024 * 1024;

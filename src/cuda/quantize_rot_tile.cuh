@@ -288,6 +288,139 @@ __device__ __forceinline__ void rotq_qt_reg_epilogue(const rotq_q_args &qa, floa
     }
 }
 
+// ---- int4 groups from the pair layout -----------------------------------------
+// Rows of 2^11 or 2^12 with int4 groups of G = 32, 64 or 128, after
+// rotq_pow2_pair_phases (unscaled): register group h (V = 2^P consecutive
+// columns, P = 3 or 2) of thread t lies at columns dep2(t) + 512 h, so for every
+// h a group is 2^LB = G / V consecutive lanes of one warp. Per h a
+// NaN-propagating max over the lane's V values, a reduce-scatter over the LB
+// group lane bits (lane l ends with value idx(l) = (l >> (LB - K)) & (H - 1)
+// of its group, H = 2^K values), the scale and the multiplier there, one
+// shuffle per h back, and the codes as nibbles: V / 2 bytes per h, lanes
+// contiguous. Rounding, NaN / Inf handling and the scale's place are those of
+// the W path (quantize_tile_i4.cuh) and formats.h.
+
+// Max over the group's lanes of m[0..H) by a reduce-scatter (see above); NAN_MAX:
+// NaN-propagating, else fmaxf (finite-only values).
+template <int H, int LB, bool NAN_MAX>
+__device__ __forceinline__ float rotq_qt_group_scatter_max(float m[H], unsigned lane) {
+#pragma unroll
+    for (int j = 0; j < LB; j++) {
+        const unsigned o = 1u << (LB - 1 - j);
+        const int cnt = H >> j; // values left before this round
+        if (cnt > 1) {
+            const bool hi = (lane & o) != 0;
+#pragma unroll
+            for (int i = 0; i < cnt / 2; i++) {
+                const float send = hi ? m[i] : m[i + cnt / 2];
+                const float keep = hi ? m[i + cnt / 2] : m[i];
+                const float p = __shfl_xor_sync(0xffffffffu, send, o);
+                m[i] = NAN_MAX ? ptx_max_nan_f32(keep, p) : fmaxf(keep, p);
+            }
+        } else {
+            const float p = __shfl_xor_sync(0xffffffffu, m[0], o);
+            m[0] = NAN_MAX ? ptx_max_nan_f32(m[0], p) : fmaxf(m[0], p);
+        }
+    }
+    return m[0];
+}
+
+// Four codes of x = v * inv as int4 nibbles in the low 16 bits, element 0 in
+// the lowest (rotq_qt_i4x8's conversion and SAFE clamp).
+template <bool SAFE>
+__device__ __forceinline__ uint32_t rotq_qt_i4x4(const float *v, float inv) {
+    int q[4];
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        float x = __fmul_rn(v[k], inv);
+        if (SAFE) x = ptx_min_nan_f32(ptx_max_nan_f32(x, -ROTQ_I4_QMAX), ROTQ_I4_QMAX);
+        q[k] = __float2int_rn(x);
+    }
+    const uint32_t e = ptx_cvt_pack_s8(q[2], q[0], 0u), o = ptx_cvt_pack_s8(q[3], q[1], 0u);
+    return ptx_bitselect(e, o << 4, 0x0f0f0f0fu);
+}
+
+template <int L, int LB, bool SAFE>
+__device__ __forceinline__ void rotq_qt_i4_pair_codes(uint8_t *qp, const float v[32], float mul, unsigned lane) {
+    typedef rotq_pow2_pair_plan<L> pp;
+    constexpr int V = 1 << pp::P, H = 32 / V, K = H == 8 ? 3 : 2;
+#pragma unroll
+    for (int h = 0; h < H; h++) {
+        const float f = __shfl_sync(0xffffffffu, mul, (lane & ~((1u << LB) - 1u)) | ((unsigned)h << (LB - K)));
+        if (V == 4)
+            *(uint16_t *)(qp + (h << 8)) = (uint16_t)rotq_qt_i4x4<SAFE>(v + 4 * h, f);
+        else
+            *(uint32_t *)(qp + (h << 8)) = rotq_qt_i4x8<SAFE>(v + 8 * h, f);
+    }
+}
+
+// v: the last phase's values before the rotation's scale s (applied as
+// rotq_qt_reg_epilogue does: the absmax on v scaled once, s folded into the
+// multiplier where rotq_qt_fold allows). Groups of 2^(LB + P).
+template <int L, int LB>
+__device__ __forceinline__ void rotq_qt_i4_pair_epilogue(const rotq_q_args &qa, float v[32], float s, unsigned sub,
+                                                         unsigned tid, int64_t row0, unsigned rv) {
+    typedef rotq_pow2_pair_plan<L> pp;
+    constexpr int V = 1 << pp::P, H = 32 / V, K = H == 8 ? 3 : 2;
+    static_assert(pp::ON && pp::P >= 2 && LB >= K && LB <= 5, "groups of 32..128 at 2^11, 2^12");
+    const unsigned lane = threadIdx.x & 31u;
+    const int mode = qa.scale_mode;
+    if (mode == ROTQ_QT_SCALE_LARGE) { // scaling may overflow, so it comes first
+#pragma unroll
+        for (int r = 0; r < 32; r++) v[r] = __fmul_rn(v[r], s);
+    }
+    float m[H];
+#pragma unroll
+    for (int h = 0; h < H; h++) m[h] = rotq_qt_maxabs_nan<V, 2>(v + V * h);
+    float am = rotq_qt_group_scatter_max<H, LB, true>(m, lane);
+    const bool finite = __all_sync(0xffffffffu, am < INFINITY);
+    if (!finite) { // the finite-only absmax (formats.h), for the whole warp
+#pragma unroll
+        for (int h = 0; h < H; h++) {
+            m[h] = 0.0f;
+#pragma unroll
+            for (int i = 0; i < V; i++) m[h] = rotq_qt_absmax(m[h], v[V * h + i]);
+        }
+        am = rotq_qt_group_scatter_max<H, LB, false>(m, lane);
+    }
+    if (mode != ROTQ_QT_SCALE_LARGE) am = __fmul_rn(am, fabsf(s));
+    const float inv = rotq_quant_inv(am, ROTQ_I4_QMAX);
+    // the lowest lane of each (group, h) slot stores its scale
+    const unsigned srow = sub; // one row per subtile
+    if ((lane & ((1u << (LB - K)) - 1u)) == 0 && srow < rv) {
+        const unsigned h = (lane >> (LB - K)) & (H - 1u);
+        const unsigned col = pp::dep2(tid) + (h << 9);
+        qa.scales[(row0 + srow) * qa.groups_per_row + (col >> (LB + pp::P))] = rotq_quant_scale(am, ROTQ_I4_QMAX);
+    }
+    float mul = inv;
+    const float sinv = __fmul_rn(s, inv);
+    if (mode == ROTQ_QT_SCALE_POW2 && __all_sync(0xffffffffu, rotq_qt_fold(inv, sinv))) {
+        mul = sinv;
+    } else if (mode != ROTQ_QT_SCALE_LARGE) {
+#pragma unroll
+        for (int r = 0; r < 32; r++) v[r] = __fmul_rn(v[r], s);
+    }
+    if (srow >= rv) return; // after the warp-wide shuffles
+    uint8_t *qp = (uint8_t *)qa.q + (row0 + srow) * qa.q_stride + (pp::dep2(tid) >> 1);
+    if (finite)
+        rotq_qt_i4_pair_codes<L, LB, false>(qp, v, mul, lane);
+    else
+        rotq_qt_i4_pair_codes<L, LB, true>(qp, v, mul, lane);
+}
+
+// Groups of 32, 64, 128 (qa.group_shift 5..7).
+template <int L>
+__device__ __forceinline__ void rotq_qt_i4_pair_any(const rotq_q_args &qa, float v[32], float s, unsigned sub,
+                                                    unsigned tid, int64_t row0, unsigned rv) {
+    constexpr int P = rotq_pow2_pair_plan<L>::P;
+    if (qa.group_shift == 5)
+        rotq_qt_i4_pair_epilogue<L, 5 - P>(qa, v, s, sub, tid, row0, rv);
+    else if (qa.group_shift == 6)
+        rotq_qt_i4_pair_epilogue<L, 6 - P>(qa, v, s, sub, tid, row0, rv);
+    else
+        rotq_qt_i4_pair_epilogue<L, 7 - P>(qa, v, s, sub, tid, row0, rv);
+}
+
 // Register cap: three 256-thread blocks per SM (80 registers: no spills, and
 // faster on the H100 than 64 with spills or 128 with two blocks) for L = 6..13;
 // single-phase sizes (L <= 5) keep four blocks; L = 14, 15 have 64 by block size.
@@ -339,9 +472,12 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_qt_min_blocks
             // Rows of exactly 2^L int8 / fp8 codes, or int4 rows of one group
             // (2^6, 2^7: n = group): quantized from registers. At 2^11 and 2^12
             // the Hadamard kernel's pair exchanges (rotq_pow2_pair_plan) bring
-            // a lane 4 or 8 consecutive columns: no quad transpose for the codes.
-            const bool reg = qa.cols_log == L && (qa.kind != ROTQ_QUANT_INT4_GROUP || (L <= 7 && qa.group == (1 << L)));
+            // a lane 8 or 4 consecutive columns: no quad transpose for the
+            // codes, and int4 groups of 32..128 from registers too.
             constexpr bool PAIRS = rotq_pow2_pair_plan<L>::ON && rotq_pow2_pair_plan<L>::P >= 2;
+            const bool reg = qa.cols_log == L && (qa.kind != ROTQ_QUANT_INT4_GROUP ||
+                                                  (L <= 7 && qa.group == (1 << L)) ||
+                                                  (PAIRS && qa.group_shift >= 5 && qa.group_shift <= 7));
             if (PAIRS && reg)
                 rotq_pow2_pair_phases<L, false>(W, sub_base, tid, v);
             else
@@ -361,6 +497,10 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_qt_min_blocks
                     rotq_qt_reg_epilogue<ROTQ_QUANT_FP8_ROW, L, false, PAIRS>(qa, v, a.scale, sub, tid, row0, rv, red, red2);
                     break;
                 case ROTQ_QUANT_INT4_GROUP:
+                    if (PAIRS) { // groups of 32..128 (rotq_qt_i4_pair_epilogue)
+                        rotq_qt_i4_pair_any<PAIRS ? L : 12>(qa, v, a.scale, sub, tid, row0, rv);
+                        break;
+                    }
                     // built for L <= 7 only (another kind's build stands in, never run)
                     rotq_qt_reg_epilogue<(L <= 7 ? ROTQ_QUANT_INT4_GROUP : ROTQ_QUANT_FP8_TENSOR), L, false, PAIRS>(
                         qa, v, a.scale, sub, tid, row0, rv, red, red2);
