@@ -250,7 +250,28 @@ __device__ __forceinline__ void rotq_pow2_pair14_phases(float *W, unsigned sub_b
 
 // Stores of rotq_pow2_pair_phases: register group h (2^P values) is columns
 // dep2(t) + addr2(h << P) ... of the subtile's row; vector stores where the
-// output rows are 16-byte aligned (a.vec_out), else element stores.
+// output rows are 16-byte aligned (a.vec_out), else element stores. Each
+// (dtype, vector) case is its own loop: with the tests inside one loop, ptxas
+// predicated both conversions and both store forms for every value (ncu at
+// 2^12: 106 instructions per warp and tile where 30 do).
+template <int L, int DT>
+__device__ __forceinline__ void rotq_pow2_store_pairs_vec16(uint16_t *y, const float v[32]) {
+    typedef rotq_pow2_pair_plan<L> pp;
+    constexpr int P = pp::P, V = 1 << P, H = 32 >> P;
+#pragma unroll
+    for (int h = 0; h < H; h++) {
+        uint32_t w[V / 2];
+#pragma unroll
+        for (int i = 0; i < V / 2; i++) w[i] = rotq_pack_16x2(v[h * V + 2 * i], v[h * V + 2 * i + 1], DT);
+        uint16_t *d = y + pp::addr2(h << P);
+        if (V == 8)
+            *(uint4 *)d = make_uint4(w[0], w[1 % (V / 2)], w[2 % (V / 2)], w[3 % (V / 2)]);
+        else if (V == 4)
+            *(uint2 *)d = make_uint2(w[0], w[1 % (V / 2)]);
+        else
+            *(uint32_t *)d = w[0];
+    }
+}
 template <int L>
 __device__ __forceinline__ void rotq_pow2_store_pairs(const rotq_had_args &a, unsigned tid, int64_t e_tile,
                                                       int64_t total, const float v[32]) {
@@ -262,40 +283,36 @@ __device__ __forceinline__ void rotq_pow2_store_pairs(const rotq_had_args &a, un
     if (!live) return;
     if (a.out_dtype == ROTQ_DTYPE_F32) {
         float *y = (float *)a.y + off;
+        if (a.vec_out) {
 #pragma unroll
-        for (int h = 0; h < H; h++) {
-            float *d = y + pp::addr2(h << P);
-            const float *u = v + h * V;
-            if (a.vec_out && V == 2) {
-                *(float2 *)d = make_float2(u[0], u[1]);
-            } else if (a.vec_out) {
+            for (int h = 0; h < H; h++) {
+                float *d = y + pp::addr2(h << P);
+                const float *u = v + h * V;
+                if (V == 2) {
+                    *(float2 *)d = make_float2(u[0], u[1]);
+                } else {
 #pragma unroll
-                for (int i = 0; i < V; i += 4) *(float4 *)(d + i) = make_float4(u[i], u[i + 1], u[i + 2], u[i + 3]);
-            } else {
-#pragma unroll
-                for (int i = 0; i < V; i++) d[i] = u[i];
+                    for (int i = 0; i < V; i += 4) *(float4 *)(d + i) = make_float4(u[i], u[i + 1], u[i + 2], u[i + 3]);
+                }
             }
+        } else {
+#pragma unroll
+            for (int h = 0; h < H; h++)
+#pragma unroll
+                for (int i = 0; i < V; i++) y[pp::addr2(h << P) + i] = v[h * V + i];
         }
         return;
     }
     uint16_t *y = (uint16_t *)a.y + off;
+    if (!a.vec_out) {
 #pragma unroll
-    for (int h = 0; h < H; h++) {
-        uint32_t w[V / 2];
+        for (int h = 0; h < H; h++)
 #pragma unroll
-        for (int i = 0; i < V / 2; i++) w[i] = rotq_pack_16x2(v[h * V + 2 * i], v[h * V + 2 * i + 1], a.out_dtype);
-        uint16_t *d = y + pp::addr2(h << P);
-        if (a.vec_out) {
-            if (V == 8)
-                *(uint4 *)d = make_uint4(w[0], w[1 % (V / 2)], w[2 % (V / 2)], w[3 % (V / 2)]);
-            else if (V == 4)
-                *(uint2 *)d = make_uint2(w[0], w[1 % (V / 2)]);
-            else
-                *(uint32_t *)d = w[0];
-        } else {
-#pragma unroll
-            for (int i = 0; i < V / 2; i++) d[2 * i] = (uint16_t)w[i], d[2 * i + 1] = (uint16_t)(w[i] >> 16);
-        }
+            for (int i = 0; i < V; i++) y[pp::addr2(h << P) + i] = rotq_to_16(v[h * V + i], a.out_dtype);
+    } else if (a.out_dtype == ROTQ_DTYPE_F16) {
+        rotq_pow2_store_pairs_vec16<L, ROTQ_DTYPE_F16>(y, v);
+    } else {
+        rotq_pow2_store_pairs_vec16<L, ROTQ_DTYPE_BF16>(y, v);
     }
 }
 
@@ -603,7 +620,29 @@ __device__ __forceinline__ void rotq_read_stage32(const char *stage, unsigned lo
 
 // This thread's 32 consecutive outputs, from tile-local element local0 on, into
 // a buffer of 16-byte chunks under the chunk swizzle (TMA's), in the output
-// dtype (os bytes).
+// dtype DT (compile-time: with a runtime dtype ptxas predicated both
+// conversions for every pair).
+template <int DT>
+__device__ __forceinline__ void rotq_stage_out32_dt(char *buf, unsigned local0, const float v[32]) {
+    constexpr int os = DT == ROTQ_DTYPE_F32 ? 4 : 2, per = 16 / os;
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        if (i * per >= 32) break;
+        uint4 u;
+        if (os == 4) {
+            u = make_uint4(__float_as_uint(v[4 * i]), __float_as_uint(v[4 * i + 1]), __float_as_uint(v[4 * i + 2]),
+                           __float_as_uint(v[4 * i + 3]));
+        } else {
+            uint32_t w[4];
+#pragma unroll
+            for (int j = 0; j < 4; j++) w[j] = rotq_pack_16x2(v[8 * i + 2 * j], v[8 * i + 2 * j + 1], DT);
+            u = make_uint4(w[0], w[1], w[2], w[3]);
+        }
+        *(uint4 *)(buf + rotq_chunk_swizzle(local0 / per + i) * 16) = u;
+    }
+}
+// The same with the dtype at run time (the factor kernel's rows of 2^L <= 128,
+// whose register allocation this form was tuned with).
 __device__ __forceinline__ void rotq_stage_out32(char *buf, unsigned local0, int os, int dtype, const float v[32]) {
     const int per = 16 / os;
 #pragma unroll
@@ -621,6 +660,15 @@ __device__ __forceinline__ void rotq_stage_out32(char *buf, unsigned local0, int
         }
         *(uint4 *)(buf + rotq_chunk_swizzle(local0 / per + i) * 16) = u;
     }
+}
+// The power-of-two kernel's: one loop per dtype.
+__device__ __forceinline__ void rotq_stage_out32_any(char *buf, unsigned local0, int dtype, const float v[32]) {
+    if (dtype == ROTQ_DTYPE_F32)
+        rotq_stage_out32_dt<ROTQ_DTYPE_F32>(buf, local0, v);
+    else if (dtype == ROTQ_DTYPE_F16)
+        rotq_stage_out32_dt<ROTQ_DTYPE_F16>(buf, local0, v);
+    else
+        rotq_stage_out32_dt<ROTQ_DTYPE_BF16>(buf, local0, v);
 }
 
 // Single-phase sizes (n <= 32): a thread's 32 values are whole row blocks.
@@ -642,7 +690,7 @@ __device__ __forceinline__ void rotq_store_small(const rotq_had_args &a, char *W
         return;
     }
     const int os = a.out_dtype == ROTQ_DTYPE_F32 ? 4 : 2, per = 16 / os;
-    rotq_stage_out32(W, local0, os, a.out_dtype, v);
+    rotq_stage_out32_any(W, local0, a.out_dtype, v);
     if (rotq_tma_on(a.tma_out)) {
         ptx_fence_proxy_async_smem(); // this thread's W writes, before the TMA reads them
         __syncthreads();
