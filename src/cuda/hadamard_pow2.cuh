@@ -215,58 +215,6 @@ __device__ __forceinline__ void rotq_pow2_pair_phases(float *W, unsigned sub_bas
         rotq_butterfly<4>(v);
 }
 
-// The stores of rotq_pow2_store_pairs by bulk copies, for a dense, 16-byte
-// aligned 16-bit output (a.bulk_out, sm_90), as rotq_store_bulk_1024 does at
-// 2^8 .. 2^10. Register group h of a warp is the CH = 32 * 2^P consecutive
-// columns h * 512 + wi * CH .. of the row, whose W slots only this warp reads in
-// phase 2 (rotq_w2_index: CH words plus padding from a 16-byte boundary). After
-// a __syncwarp the lanes put their 16-bit values there in y's order (one 4-,
-// 8- or 16-byte STS per group), and lane 0 copies the H chunks of CH * 2 bytes
-// to y. Lane 0 waits for the copies' reads before the next tile's barrier
-// (the kernel's loop), after which the next loads may land there.
-template <int L, int DT>
-__device__ __forceinline__ void rotq_pow2_stage_pairs16(char *base, unsigned lane, const float v[32]) {
-    typedef rotq_pow2_pair_plan<L> pp;
-    constexpr int P = pp::P, V = 1 << P, H = 32 >> P;
-    uint32_t w[16];
-#pragma unroll
-    for (int i = 0; i < 16; i++) w[i] = rotq_pack_16x2(v[2 * i], v[2 * i + 1], DT);
-    __syncwarp(); // every lane has read its phase-2 slots: the warp's chunks are free
-#pragma unroll
-    for (int h = 0; h < H; h++) {
-        char *d = base + 4u * rotq_w2_index((unsigned)h << 9) + lane * (2u * V);
-        const uint32_t *u = w + h * (V / 2);
-        if (V == 8)
-            *(uint4 *)d = make_uint4(u[0], u[1 % (V / 2)], u[2 % (V / 2)], u[3 % (V / 2)]);
-        else if (V == 4)
-            *(uint2 *)d = make_uint2(u[0], u[1 % (V / 2)]);
-        else
-            *(uint32_t *)d = u[0];
-    }
-}
-template <int L>
-__device__ __forceinline__ void rotq_pow2_store_pairs_bulk(const rotq_had_args &a, float *W, unsigned sub_base,
-                                                           unsigned tid, int64_t e_tile, int64_t total,
-                                                           const float v[32]) {
-    typedef rotq_pow2_pair_plan<L> pp;
-    constexpr int P = pp::P, H = 32 >> P, CH = 32 << P;
-    const unsigned lane = tid & 31u, wi = tid >> 5;
-    char *base = (char *)(W + rotq_w2_index(sub_base + wi * (unsigned)CH));
-    if (a.out_dtype == ROTQ_DTYPE_F16)
-        rotq_pow2_stage_pairs16<L, ROTQ_DTYPE_F16>(base, lane, v);
-    else
-        rotq_pow2_stage_pairs16<L, ROTQ_DTYPE_BF16>(base, lane, v);
-    ptx_fence_proxy_async_smem(); // this lane's writes, before the bulk copies read them
-    __syncwarp();
-    if (lane == 0 && e_tile < total) { // rows are whole: a subtile is one row
-        char *y = (char *)a.y + (e_tile + wi * CH) * 2;
-#pragma unroll
-        for (int h = 0; h < H; h++)
-            ptx_bulk_store(y + h * 1024, ptx_smem_addr(base + 4u * rotq_w2_index((unsigned)h << 9)), CH * 2);
-        ptx_bulk_commit();
-    }
-}
-
 // 2^14 (a subtile of 512 threads, one row): phase 0 -> 1 by pairs as
 // rotq_pow2_pair_phases; phase 1 writes its pairs back, and phase 2 reads
 // single words in the layout of rotq_pow2_exchanges' last phase (register r:
@@ -465,10 +413,7 @@ __device__ __forceinline__ void rotq_pow2_phases(const rotq_had_args &a, float *
     }
     if (!KF && rotq_pow2_pair_plan<L>::ON) {
         rotq_pow2_pair_phases<L>(W, sub_base, tid, v, a.scale);
-        if (rotq_tma_on(a.bulk_out))
-            rotq_pow2_store_pairs_bulk<L>(a, W, sub_base, tid, e_tile, total, v);
-        else
-            rotq_pow2_store_pairs<L>(a, tid, e_tile, total, v);
+        rotq_pow2_store_pairs<L>(a, tid, e_tile, total, v);
         return;
     }
     if (!KF && L == 14)
@@ -799,9 +744,7 @@ static inline void rotq_pow2_tma_setup(rotq_had_args &a, CUtensorMap *map, CUten
     const int64_t row = (int64_t)a.n * a.blocks_per_row; // elements of a dense row
     // n = 2^8 .. 2^10: a warp's subtile leaves by one bulk copy (rotq_store_bulk_1024;
     // the Hadamard kernel only, which passes ymap: the fused kernels have no y)
-    // (and n = 2^11 .. 2^13 with a 16-bit output: rotq_pow2_store_pairs_bulk)
-    if (ymap && dev->cc_major >= 9 && (L >= 8 && L <= 10 || (L >= 11 && L <= 13 && a.out_dtype != ROTQ_DTYPE_F32)) &&
-        a.y_stride == row && ((uintptr_t)a.y & 15u) == 0)
+    if (ymap && dev->cc_major >= 9 && L >= 8 && L <= 10 && a.y_stride == row && ((uintptr_t)a.y & 15u) == 0)
         a.bulk_out = 1;
     const bool enough = L <= 10 ? 2 * ntiles >= 3 * grid : ntiles >= 4 * grid; // 1.5 or 4 tiles per block
     if (dev->cc_major < 9 || !a.vec_in || a.x_stride != row || !enough) return;
@@ -845,7 +788,7 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_pow2_min_bloc
         if (rotq_tma_on(a.tma_out) && !sm::PREFETCH && threadIdx.x == 0) ptx_bulk_wait_read<0>();
         // Each warp's bulk store (a.bulk_out) has read its W slots before the
         // barrier after which the next tile's load and W writes may land there.
-        if (L >= 8 && L <= 13 && rotq_tma_on(a.bulk_out) && (threadIdx.x & 31u) == 0) ptx_bulk_wait_read<0>();
+        if (L >= 8 && L <= 10 && rotq_tma_on(a.bulk_out) && (threadIdx.x & 31u) == 0) ptx_bulk_wait_read<0>();
         char *cur = rotq_pow2_tile_stage<L, ES>(a, tile, ntiles, total, rotq_smem, &tmap, it);
         const int64_t e_first = tile * sm::TILE_CTA;
         float v[32];
@@ -871,5 +814,5 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_pow2_min_bloc
     }
     ptx_cp_async_wait<0>();
     if (rotq_tma_on(a.tma_out) && threadIdx.x == 0) ptx_bulk_wait_read<0>(); // W is read before the block ends
-    if (L >= 8 && L <= 13 && rotq_tma_on(a.bulk_out) && (threadIdx.x & 31u) == 0) ptx_bulk_wait_read<0>();
+    if (L >= 8 && L <= 10 && rotq_tma_on(a.bulk_out) && (threadIdx.x & 31u) == 0) ptx_bulk_wait_read<0>();
 }
