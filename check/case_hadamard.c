@@ -387,8 +387,8 @@ void ck_op_hadamard(ck_ctx *c) {
     h = base_case(1024, ROTQ_HADAMARD_FACTOR_POW2, F16, F32, 1027); /* 4096-byte copies */
     emit(c, h);
     /* n = 2^11 .. 2^13 past the small kernel (2^20 elements; 2^17 at 2^13): the pair
-       exchanges, and with a dense 16-bit output the bulk copies of each warp's
-       chunks; ragged last tiles (4 and 2 rows a tile at 2^11, 2^12). */
+       exchanges and each (dtype, vector) store loop; ragged last tiles (4 and 2 rows a
+       tile at 2^11, 2^12). */
     h = base_case(8192, ROTQ_HADAMARD_FACTOR_POW2, BF16, BF16, 17);
     h.signs = 1;
     emit(c, h);
