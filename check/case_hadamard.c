@@ -400,6 +400,7 @@ void ck_op_hadamard(ck_ctx *c) {
         emit(c, h);
         h = base_case(4096, ROTQ_HADAMARD_FACTOR_POW2, F32, F32, 257); /* fp32 out: element stores */
         h.signs = 1;
+        h.ys = 4096 + 1;
         emit(c, h);
         h = base_case(8192, ROTQ_HADAMARD_FACTOR_POW2, F16, F32, 67);
         emit(c, h);

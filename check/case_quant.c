@@ -637,6 +637,11 @@ void ck_op_quantize(ck_ctx *c) {
                         ROTQ_HADAMARD_FACTOR_POW2, 0, 1);
             q.rscale = rscales[si];
             run_case(c, q);
+            /* ... and int8 / fp8 / int4 at 2^11 */
+            q = rotated(base((rotq_quant_kind)(si == 2 ? ROTQ_QUANT_INT4_GROUP : si), 64, ROTQ_DTYPE_BF16, 67, 2048),
+                        2048, ROTQ_HADAMARD_FACTOR_POW2, 0, si & 1);
+            q.rscale = rscales[(si + 1) % 3];
+            run_case(c, q);
         }
         q = rotated(base(ROTQ_QUANT_FP8_ROW, 0, ROTQ_DTYPE_F32, 2, 65536 - 4096), 61440, 60, 0, 1);
         run_case(c, q);

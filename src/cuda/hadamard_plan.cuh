@@ -57,8 +57,9 @@ __device__ __forceinline__ unsigned rotq_w_index_shl(unsigned x) {
 // W slots for elements 0 .. n - 1.
 __host__ __device__ constexpr unsigned rotq_w_slots(unsigned n) { return n == 0 ? 0 : rotq_w_index(n - 1) + 1; }
 
-// The pair layout of the power-of-two kernels at 2^11 .. 2^13
-// (rotq_pow2_pair_plan): two padding words after every 32 elements, so element
+// The pair layout of the power-of-two kernels at 2^11 .. 2^14 (the Hadamard
+// kernel; the fused one at 2^11, 2^12: rotq_pow2_pair_plan): two padding words
+// after every 32 elements, so element
 // pairs (address bit 0 = 0, 1) stay 8-byte aligned for LDS.64 / STS.64. Also
 // additive over disjoint bit sets; conflict-free for every half-warp access of
 // that plan (checked by a bank simulation).

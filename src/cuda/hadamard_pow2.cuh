@@ -87,13 +87,12 @@ __device__ __forceinline__ void rotq_subtile_sync(void) {
 // (block-local, padded fp32: rotq_w_index) and come back with every butterfly applied, in
 // the last phase's layout. sub_base: the subtile's first block-local element.
 // SCALED: the last phase applies the scale s too (rotq_phase_scaled).
-// UPTO: the phases before UPTO only (rotq_pow2_last_phase_vec does the last).
-template <int L, bool SCALED = false, int UPTO = rotq_pow2_plan<L>::PHASES>
+template <int L, bool SCALED = false>
 __device__ __forceinline__ void rotq_pow2_exchanges(float *W, unsigned sub_base, unsigned tid, float v[32],
                                                     float s = 1.0f) {
     typedef rotq_pow2_plan<L> plan;
 #pragma unroll
-    for (int p = 1; p < UPTO; p++) {
+    for (int p = 1; p < plan::PHASES; p++) {
         const unsigned wbase = rotq_phase_base(sub_base, tid, plan::lo(p - 1));
 #pragma unroll
         for (int r = 0; r < 32; r++) W[wbase + rotq_w_index((unsigned)r << plan::lo(p - 1))] = v[r];
@@ -288,12 +287,9 @@ __device__ __forceinline__ void rotq_pow2_store_pairs(const rotq_had_args &a, un
             for (int h = 0; h < H; h++) {
                 float *d = y + pp::addr2(h << P);
                 const float *u = v + h * V;
-                if (V == 2) {
-                    *(float2 *)d = make_float2(u[0], u[1]);
-                } else {
+                if (V == 2) *(float2 *)d = make_float2(u[0], u[1 % V]);
 #pragma unroll
-                    for (int i = 0; i < V; i += 4) *(float4 *)(d + i) = make_float4(u[i], u[i + 1], u[i + 2], u[i + 3]);
-                }
+                for (int i = 0; i + 3 < V; i += 4) *(float4 *)(d + i) = make_float4(u[i], u[i + 1], u[i + 2], u[i + 3]);
             }
         } else {
 #pragma unroll

@@ -6,11 +6,12 @@
 // as the Hadamard kernel and the CPU backend (ascending bits, then * scale).
 // Instead of storing the rotated values, the last phase writes them (scaled)
 // back to W and the block quantizes the tile's rows from W (quantize_tile.cuh),
-// except for int8 / fp8 rows of exactly 2^L elements (L >= 6), and int4 rows of
-// one group (2^6, 2^7), which are quantized straight from the
-// last phase's registers (rotq_qt_reg_epilogue: no W round trip, barriers only
-// where a row spans warps, 4-byte coalesced code stores, and a short path for
-// warps without NaN / Inf).
+// except for int8 / fp8 rows of exactly 2^L elements (L >= 6), int4 rows of
+// one group (2^6, 2^7), and int4 groups of 32..128 in rows of 2^11 or 2^12 (after
+// the Hadamard kernel's pair exchanges), which are quantized straight from the
+// last phase's registers (rotq_qt_reg_epilogue, rotq_qt_i4_pair_epilogue: no W
+// round trip, barriers only where a row spans warps, coalesced code stores, and
+// a short path for warps without NaN / Inf).
 //
 // Used when a row (cols = blocks_per_row * 2^L) is a power of two of at most
 // TILE_CTA elements and at least 8, so a tile holds TILE_CTA / cols whole rows;
