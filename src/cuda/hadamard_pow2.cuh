@@ -616,30 +616,13 @@ __device__ __forceinline__ void rotq_read_stage32(const char *stage, unsigned lo
 
 // This thread's 32 consecutive outputs, from tile-local element local0 on, into
 // a buffer of 16-byte chunks under the chunk swizzle (TMA's), in the output
-// dtype DT (compile-time: with a runtime dtype ptxas predicated both
-// conversions for every pair).
+// dtype: DT at compile time, or (DT < 0) dtype_rt, os_rt bytes at run time.
+// With the dtype at run time ptxas predicated both conversions for every pair;
+// the factor kernel keeps that form, which its register allocation was tuned with.
 template <int DT>
-__device__ __forceinline__ void rotq_stage_out32_dt(char *buf, unsigned local0, const float v[32]) {
-    constexpr int os = DT == ROTQ_DTYPE_F32 ? 4 : 2, per = 16 / os;
-#pragma unroll
-    for (int i = 0; i < 8; i++) {
-        if (i * per >= 32) break;
-        uint4 u;
-        if (os == 4) {
-            u = make_uint4(__float_as_uint(v[4 * i]), __float_as_uint(v[4 * i + 1]), __float_as_uint(v[4 * i + 2]),
-                           __float_as_uint(v[4 * i + 3]));
-        } else {
-            uint32_t w[4];
-#pragma unroll
-            for (int j = 0; j < 4; j++) w[j] = rotq_pack_16x2(v[8 * i + 2 * j], v[8 * i + 2 * j + 1], DT);
-            u = make_uint4(w[0], w[1], w[2], w[3]);
-        }
-        *(uint4 *)(buf + rotq_chunk_swizzle(local0 / per + i) * 16) = u;
-    }
-}
-// The same with the dtype at run time (the factor kernel's rows of 2^L <= 128,
-// whose register allocation this form was tuned with).
-__device__ __forceinline__ void rotq_stage_out32(char *buf, unsigned local0, int os, int dtype, const float v[32]) {
+__device__ __forceinline__ void rotq_stage_out32_t(char *buf, unsigned local0, int os_rt, int dtype_rt,
+                                                   const float v[32]) {
+    const int os = DT >= 0 ? (DT == ROTQ_DTYPE_F32 ? 4 : 2) : os_rt, dtype = DT >= 0 ? DT : dtype_rt;
     const int per = 16 / os;
 #pragma unroll
     for (int i = 0; i < 8; i++) {
@@ -657,14 +640,17 @@ __device__ __forceinline__ void rotq_stage_out32(char *buf, unsigned local0, int
         *(uint4 *)(buf + rotq_chunk_swizzle(local0 / per + i) * 16) = u;
     }
 }
+__device__ __forceinline__ void rotq_stage_out32(char *buf, unsigned local0, int os, int dtype, const float v[32]) {
+    rotq_stage_out32_t<-1>(buf, local0, os, dtype, v);
+}
 // The power-of-two kernel's: one loop per dtype.
 __device__ __forceinline__ void rotq_stage_out32_any(char *buf, unsigned local0, int dtype, const float v[32]) {
     if (dtype == ROTQ_DTYPE_F32)
-        rotq_stage_out32_dt<ROTQ_DTYPE_F32>(buf, local0, v);
+        rotq_stage_out32_t<ROTQ_DTYPE_F32>(buf, local0, 4, dtype, v);
     else if (dtype == ROTQ_DTYPE_F16)
-        rotq_stage_out32_dt<ROTQ_DTYPE_F16>(buf, local0, v);
+        rotq_stage_out32_t<ROTQ_DTYPE_F16>(buf, local0, 2, dtype, v);
     else
-        rotq_stage_out32_dt<ROTQ_DTYPE_BF16>(buf, local0, v);
+        rotq_stage_out32_t<ROTQ_DTYPE_BF16>(buf, local0, 2, dtype, v);
 }
 
 // Single-phase sizes (n <= 32): a thread's 32 values are whole row blocks.

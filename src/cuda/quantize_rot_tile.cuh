@@ -110,6 +110,20 @@ __device__ __forceinline__ bool rotq_qt_fold(float inv, float m) {
     return (inv == 0.0f) | ((inv <= 0x1p100f) & (fabsf(m) >= 0x1p-126f));
 }
 
+// The multiplier of the codes for this lane's row or group scale inv (the
+// epilogue's x = RN(RN(v * s) * inv)): s * inv in one product where rotq_qt_fold
+// allows it in the whole warp (a power-of-two s), else inv, with v scaled by s
+// here unless the caller did so first (|s| > 1, ROTQ_QT_SCALE_LARGE).
+__device__ __forceinline__ float rotq_qt_multiplier(float v[32], float s, float inv, int mode) {
+    const float sinv = __fmul_rn(s, inv);
+    if (mode == ROTQ_QT_SCALE_POW2 && __all_sync(0xffffffffu, rotq_qt_fold(inv, sinv))) return sinv;
+    if (mode != ROTQ_QT_SCALE_LARGE) {
+#pragma unroll
+        for (int r = 0; r < 32; r++) v[r] = __fmul_rn(v[r], s);
+    }
+    return inv;
+}
+
 // Whether the register epilogue computes a scale per row: the per-row kinds, and
 // int4 with one group per row (the only int4 shape it takes).
 template <int KIND>
@@ -212,14 +226,7 @@ __device__ __forceinline__ void rotq_qt_reg_epilogue(const rotq_q_args &qa, floa
         const bool writer = NR > 1 ? (lane & CM) == 0 : tid == 0;
         if (writer && lr < rv) qa.scales[row0 + lr] = rotq_quant_scale(am, K::QMAX);
     }
-    float mul = inv_l;
-    const float sinv = __fmul_rn(s, inv_l);
-    if (mode == ROTQ_QT_SCALE_POW2 && __all_sync(0xffffffffu, rotq_qt_fold(inv_l, sinv))) {
-        mul = sinv;
-    } else if (mode != ROTQ_QT_SCALE_LARGE) {
-#pragma unroll
-        for (int r = 0; r < 32; r++) v[r] = __fmul_rn(v[r], s);
-    }
+    const float mul = rotq_qt_multiplier(v, s, inv_l, mode);
     uint32_t cw[8];
     if (finite)
         rotq_qt_codes<KIND, CB, false>(v, mul, cw);
@@ -326,21 +333,6 @@ __device__ __forceinline__ float rotq_qt_group_scatter_max(float m[H], unsigned 
     return m[0];
 }
 
-// Four codes of x = v * inv as int4 nibbles in the low 16 bits, element 0 in
-// the lowest (rotq_qt_i4x8's conversion and SAFE clamp).
-template <bool SAFE>
-__device__ __forceinline__ uint32_t rotq_qt_i4x4(const float *v, float inv) {
-    int q[4];
-#pragma unroll
-    for (int k = 0; k < 4; k++) {
-        float x = __fmul_rn(v[k], inv);
-        if (SAFE) x = ptx_min_nan_f32(ptx_max_nan_f32(x, -ROTQ_I4_QMAX), ROTQ_I4_QMAX);
-        q[k] = __float2int_rn(x);
-    }
-    const uint32_t e = ptx_cvt_pack_s8(q[2], q[0], 0u), o = ptx_cvt_pack_s8(q[3], q[1], 0u);
-    return ptx_bitselect(e, o << 4, 0x0f0f0f0fu);
-}
-
 template <int L, int LB, bool SAFE>
 __device__ __forceinline__ void rotq_qt_i4_pair_codes(uint8_t *qp, const float v[32], float mul, unsigned lane) {
     typedef rotq_pow2_pair_plan<L> pp;
@@ -349,7 +341,7 @@ __device__ __forceinline__ void rotq_qt_i4_pair_codes(uint8_t *qp, const float v
     for (int h = 0; h < H; h++) {
         const float f = __shfl_sync(0xffffffffu, mul, (lane & ~((1u << LB) - 1u)) | ((unsigned)h << (LB - K)));
         if (V == 4)
-            *(uint16_t *)(qp + (h << 8)) = (uint16_t)rotq_qt_i4x4<SAFE>(v + 4 * h, f);
+            *(uint16_t *)(qp + (h << 8)) = (uint16_t)rotq_qt_i4x8<SAFE, 4>(v + 4 * h, f);
         else
             *(uint32_t *)(qp + (h << 8)) = rotq_qt_i4x8<SAFE>(v + 8 * h, f);
     }
@@ -393,14 +385,7 @@ __device__ __forceinline__ void rotq_qt_i4_pair_epilogue(const rotq_q_args &qa, 
         const unsigned col = pp::dep2(tid) + (h << 9);
         qa.scales[(row0 + srow) * qa.groups_per_row + (col >> (LB + pp::P))] = rotq_quant_scale(am, ROTQ_I4_QMAX);
     }
-    float mul = inv;
-    const float sinv = __fmul_rn(s, inv);
-    if (mode == ROTQ_QT_SCALE_POW2 && __all_sync(0xffffffffu, rotq_qt_fold(inv, sinv))) {
-        mul = sinv;
-    } else if (mode != ROTQ_QT_SCALE_LARGE) {
-#pragma unroll
-        for (int r = 0; r < 32; r++) v[r] = __fmul_rn(v[r], s);
-    }
+    const float mul = rotq_qt_multiplier(v, s, inv, mode);
     if (srow >= rv) return; // after the warp-wide shuffles
     uint8_t *qp = (uint8_t *)qa.q + (row0 + srow) * qa.q_stride + (pp::dep2(tid) >> 1);
     if (finite)

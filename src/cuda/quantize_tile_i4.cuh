@@ -25,24 +25,30 @@ __device__ __forceinline__ void rotq_qt_unrotate4(uint32_t w[4], unsigned rot) {
     for (int j = 0; j < 4; j++) w[j] = (rot & 2u) ? s[(j + 2) & 3] : s[j];
 }
 
-// Eight codes of x = v * inv as int4 nibbles, element 0 in the low one. F2IP
+// N = 8 (or 4) codes of x = v * inv as int4 nibbles, element 0 in the low one
+// (N = 4: the low 16 bits). F2IP
 // rounds to nearest even, saturates to s8 and packs: the even elements go to
 // the bytes of e, the odd ones to those of o, and a shift and a LOP3 merge the
 // nibbles. Without SAFE, |x| < 7.5 is required: true for a finite group scaled
 // by its own inv = RN(7 / absmax), where |x| <= RN(7 (1 + 2^-24)) <= 7 + 2^-21
 // (or x = 0 when the group is flushed). SAFE is formats.h's rotq_quant_i4:
 // max.NaN / min.NaN clamp to +-7 and keep a NaN, which the conversion makes 0.
-template <bool SAFE>
+template <bool SAFE, int N = 8>
 __device__ __forceinline__ uint32_t rotq_qt_i4x8(const float *v, float inv) {
+    static_assert(N == 8 || N == 4, "8 or 4 codes");
     int q[8];
 #pragma unroll
     for (int k = 0; k < 8; k++) {
+        if (k >= N) {
+            q[k] = 0;
+            continue;
+        }
         float x = __fmul_rn(v[k], inv);
         if (SAFE) x = ptx_min_nan_f32(ptx_max_nan_f32(x, -ROTQ_I4_QMAX), ROTQ_I4_QMAX);
         q[k] = __float2int_rn(x);
     }
-    const uint32_t e = ptx_cvt_pack_s8(q[2], q[0], ptx_cvt_pack_s8(q[6], q[4], 0u));
-    const uint32_t o = ptx_cvt_pack_s8(q[3], q[1], ptx_cvt_pack_s8(q[7], q[5], 0u));
+    const uint32_t e = ptx_cvt_pack_s8(q[2], q[0], N == 8 ? ptx_cvt_pack_s8(q[6], q[4], 0u) : 0u);
+    const uint32_t o = ptx_cvt_pack_s8(q[3], q[1], N == 8 ? ptx_cvt_pack_s8(q[7], q[5], 0u) : 0u);
     return ptx_bitselect(e, o << 4, 0x0f0f0f0fu);
 }
 
