@@ -186,12 +186,10 @@ __device__ __forceinline__ void rotq_w2_load_pairs(const float *W, unsigned base
 }
 __device__ constexpr unsigned rotq_pow2_addr0(int r) { return (unsigned)r; } // phase 0: 32 consecutive
 
-// Phases 1 and 2 of rotq_pow2_pair_plan on the phase-0 values v (butterflied),
-// the last level scaled by s when SCALED (the fused quantize kernels scale
-// afterwards, as the CPU does).
-template <int L, bool SCALED = true>
-__device__ __forceinline__ void rotq_pow2_pair_phases(float *W, unsigned sub_base, unsigned tid, float v[32],
-                                                      float s = 1.0f) {
+// Phase 1 of rotq_pow2_pair_plan (2^11 .. 2^14) on the phase-0 values v
+// (butterflied), through W and back, ending with the barrier before phase 2's reads.
+template <int L>
+__device__ __forceinline__ void rotq_pow2_pair_phase1(float *W, unsigned sub_base, unsigned tid, float v[32]) {
     typedef rotq_pow2_pair_plan<L> pp;
     rotq_w2_store_pairs<rotq_pow2_addr0>(W, rotq_w2_index(sub_base | (tid << 5)), v);
     __syncthreads();
@@ -204,6 +202,14 @@ __device__ __forceinline__ void rotq_pow2_pair_phases(float *W, unsigned sub_bas
     // back to the slots just read: no barrier before these writes
     rotq_w2_store_pairs<pp::addr1>(W, b1, v);
     __syncthreads();
+}
+// Phases 1 and 2 (2^11 .. 2^13), the last level scaled by s when SCALED (the
+// fused quantize kernels scale afterwards, as the CPU does).
+template <int L, bool SCALED = true>
+__device__ __forceinline__ void rotq_pow2_pair_phases(float *W, unsigned sub_base, unsigned tid, float v[32],
+                                                      float s = 1.0f) {
+    typedef rotq_pow2_pair_plan<L> pp;
+    rotq_pow2_pair_phase1<L>(W, sub_base, tid, v);
     rotq_w2_load_pairs<pp::addr2>(W, rotq_w2_index(sub_base | pp::dep2(tid)), v);
     if (pp::P <= 1) rotq_butterfly<1>(v);
     if (pp::P <= 2) rotq_butterfly<2>(v);
@@ -223,17 +229,7 @@ __device__ __forceinline__ void rotq_pow2_pair_phases(float *W, unsigned sub_bas
 template <bool SCALED>
 __device__ __forceinline__ void rotq_pow2_pair14_phases(float *W, unsigned sub_base, unsigned tid, float v[32],
                                                         float s) {
-    typedef rotq_pow2_pair_plan<14> pp;
-    rotq_w2_store_pairs<rotq_pow2_addr0>(W, rotq_w2_index(sub_base | (tid << 5)), v);
-    __syncthreads();
-    const unsigned b1 = rotq_w2_index(sub_base | pp::dep1(tid));
-    rotq_w2_load_pairs<pp::addr1>(W, b1, v);
-    rotq_butterfly<1>(v);
-    rotq_butterfly<2>(v);
-    rotq_butterfly<3>(v);
-    rotq_butterfly<4>(v);
-    rotq_w2_store_pairs<pp::addr1>(W, b1, v);
-    __syncthreads();
+    rotq_pow2_pair_phase1<14>(W, sub_base, tid, v);
     const unsigned b2 = rotq_w2_index(sub_base | tid);
 #pragma unroll
     for (int r = 0; r < 32; r++) v[r] = W[b2 + rotq_w2_index((unsigned)r << 9)];
