@@ -511,6 +511,9 @@ void ck_op_quantize(ck_ctx *c) {
     q0 = rotated(base(ROTQ_QUANT_INT8_ROW, 0, ROTQ_DTYPE_F16, 67, 2048), 2048, ROTQ_HADAMARD_FACTOR_AUTO, 0, 0);
     q0.special = 2;
     run_case(c, q0);
+    q0 = rotated(base(ROTQ_QUANT_FP8_ROW, 0, ROTQ_DTYPE_BF16, 1029, 128), 128, ROTQ_HADAMARD_FACTOR_AUTO, 0, 1);
+    q0.special = 2; /* rows of 128 in the quad layout, a ragged last tile */
+    run_case(c, q0);
     /* Dense inputs large enough for the fused kernel's TMA tile loads (sm_90: 1.5 tiles
        of 8192 elements per resident block for n <= 1024, 4 above): 13.5M elements at
        n = 4096, 16.8M at n = 128 (full table). */
@@ -631,6 +634,20 @@ void ck_op_quantize(ck_ctx *c) {
                     q.special = 2;
                     run_case(c, q);
                 }
+            }
+        /* ... and at 2^7 (rows of 128 in the quad layout; int4 groups of 32 / 64 from W). */
+        for (int k = 0; k < ROTQ_QUANT_KIND_COUNT; k++)
+            for (int gi = 0; gi < 3; gi++) {
+                rotq_quant_kind kind = (rotq_quant_kind)k;
+                if (kind != ROTQ_QUANT_INT4_GROUP && gi > 0) continue;
+                q = rotated(base(kind, groups[gi], dts[(k + gi) % 3], 1100, 128), 128, ROTQ_HADAMARD_FACTOR_AUTO, 0,
+                            (k + gi) & 1);
+                q.special = 2;
+                run_case(c, q);
+                q = rotated(base(kind, groups[gi], dts[(k + gi + 1) % 3], 1027, 128), 128, ROTQ_HADAMARD_FACTOR_POW2, 0,
+                            1);
+                q.rscale = rscales[(k + gi) % 3];
+                run_case(c, q);
             }
         for (int si = 0; si < 3; si++) {
             q = rotated(base(ROTQ_QUANT_INT4_GROUP, groups[si], ROTQ_DTYPE_F16, 35, 4096), 4096,

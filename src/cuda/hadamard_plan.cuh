@@ -66,6 +66,13 @@ __host__ __device__ constexpr unsigned rotq_w_slots(unsigned n) { return n == 0 
 __host__ __device__ constexpr unsigned rotq_w2_index(unsigned a) { return a + 2u * (a >> 5); }
 __host__ __device__ constexpr unsigned rotq_w2_slots(unsigned n) { return n == 0 ? 0 : rotq_w2_index(n - 1) + 1; }
 
+// The quad layout of the fused quantize kernel at 2^7 (rotq_qt_quad_plan): four
+// padding words after every 32 elements, so 16-byte chunks (address bits 0, 1)
+// stay aligned for LDS.128 / STS.128; additive, and conflict-free for every
+// quarter-warp access of that plan (a bank simulation).
+__host__ __device__ constexpr unsigned rotq_w4_index(unsigned a) { return a + 4u * (a >> 5); }
+__host__ __device__ constexpr unsigned rotq_w4_slots(unsigned n) { return n == 0 ? 0 : rotq_w4_index(n - 1) + 1; }
+
 // Radix-2 butterflies over register bit `bit` of an N-value array.
 template <int BIT, int N = 32>
 __device__ __forceinline__ void rotq_butterfly(float v[N]) {

@@ -453,9 +453,10 @@ struct rotq_pow2_smem {
     static constexpr int STAGE = TILE_CTA * ES;                    // bytes of one stage
     // W (padded fp32, rotq_w_index) beyond the stage it reuses, in whole
     // 1024-byte units so that the next stage stays aligned for TMA's swizzle
-    // (the larger of the two layouts: the Hadamard kernel's pair exchanges at
-    // 2^11 .. 2^14, the fused kernels' 32-bit ones)
-    static constexpr unsigned W_SLOTS = rotq_pow2_pair_plan<L>::W2 && rotq_w2_slots(TILE_CTA) > rotq_w_slots(TILE_CTA)
+    // (the largest layout in use: the pair exchanges at 2^11 .. 2^14, the fused
+    // kernel's quad exchange at 2^7, the 32-bit ones)
+    static constexpr unsigned W_SLOTS = L == 7 ? rotq_w4_slots(TILE_CTA)
+                                        : rotq_pow2_pair_plan<L>::W2 && rotq_w2_slots(TILE_CTA) > rotq_w_slots(TILE_CTA)
                                             ? rotq_w2_slots(TILE_CTA)
                                             : rotq_w_slots(TILE_CTA);
     static constexpr int EXTRA = ((int)W_SLOTS * 4 - STAGE + 1023) / 1024 * 1024;

@@ -407,6 +407,130 @@ __device__ __forceinline__ void rotq_qt_i4_pair_any(const rotq_q_args &qa, float
         rotq_qt_i4_pair_epilogue<L, 7 - P>(qa, v, s, sub, tid, row0, rv);
 }
 
+// ---- rows of 2^7: the quad layout ----------------------------------------------
+// A one-warp subtile holds 8 rows of 128. After phase 0 (bits 0..4) the values
+// go through W in 16-byte chunks (address bits 0, 1 stay in registers) and come
+// back with the registers on address bits {0, 1, 5, 6, 7} (register bits 0, 1 ->
+// a0, a1; 2, 3 -> a5, a6, butterflied; 4 -> a7, a row bit) and the lanes on
+// {2, 3, 4, 8, 9} (lane bits 0..2 -> a2..a4; 3, 4 -> a8, a9: rows). A row is 8
+// lanes x 16 values, and each register quad is 4 consecutive columns, so the
+// codes are stored as they are: 8 four-byte stores a lane, each warp instruction
+// 4 runs of 32 bytes. Against the 32-bit exchange (lanes on columns): 8 + 8
+// 16-byte shared accesses instead of 32 + 32, and no quad transpose of the codes.
+struct rotq_qt_quad_plan {
+    __device__ static constexpr unsigned addr(int r) { // subtile address of register r
+        return ((unsigned)r & 3u) | ((((unsigned)r >> 2) & 3u) << 5) | (((unsigned)r >> 4) << 7);
+    }
+    __device__ static unsigned dep(unsigned lane) { return ((lane & 7u) << 2) | ((lane >> 3) << 8); }
+};
+
+// Phase 1 at 2^7 in the quad layout (unscaled), from the phase-0 values.
+__device__ __forceinline__ void rotq_qt_quad_exchange(float *W, unsigned sub_base, unsigned lane, float v[32]) {
+    const unsigned b0 = rotq_w4_index(sub_base | (lane << 5));
+#pragma unroll
+    for (int c = 0; c < 8; c++)
+        *(float4 *)(W + b0 + rotq_w4_index(4u * c)) = make_float4(v[4 * c], v[4 * c + 1], v[4 * c + 2], v[4 * c + 3]);
+    __syncwarp();
+    const unsigned b1 = rotq_w4_index(sub_base | rotq_qt_quad_plan::dep(lane));
+#pragma unroll
+    for (int c = 0; c < 8; c++) {
+        const float4 t = *(const float4 *)(W + b1 + rotq_w4_index(rotq_qt_quad_plan::addr(4 * c)));
+        v[4 * c] = t.x, v[4 * c + 1] = t.y, v[4 * c + 2] = t.z, v[4 * c + 3] = t.w;
+    }
+    rotq_butterfly<2>(v);
+    rotq_butterfly<3>(v);
+}
+
+// Max (OP) of a row's per-lane parts over its 8 lanes: m[0], m[1] are this
+// lane's parts of its rows 2 (lane >> 3) and + 1; lane l ends with row
+// (l >> 2) & 1's result.
+template <class T, class OP>
+__device__ __forceinline__ T rotq_qt_quad_reduce(T m0, T m1, unsigned lane, OP op) {
+    const bool hi = (lane & 4u) != 0;
+    T x = op(hi ? m1 : m0, __shfl_xor_sync(0xffffffffu, hi ? m0 : m1, 4));
+    x = op(x, __shfl_xor_sync(0xffffffffu, x, 2));
+    return op(x, __shfl_xor_sync(0xffffffffu, x, 1));
+}
+
+// The codes of register quad g (4 consecutive columns) times f: int8 / fp8
+// bytes, or int4 nibbles in the low 16 bits.
+template <int KIND, bool SAFE>
+__device__ __forceinline__ uint32_t rotq_qt_quad_code(const float *v, float f) {
+    if (KIND == ROTQ_QUANT_INT4_GROUP) return rotq_qt_i4x8<SAFE, 4>(v, f);
+    const float x0 = __fmul_rn(v[0], f), x1 = __fmul_rn(v[1], f), x2 = __fmul_rn(v[2], f), x3 = __fmul_rn(v[3], f);
+    if (rotq_q_kind<KIND>::FP8) {
+        const uint32_t w = rotq_qt_fp8x2(x1, x0, rotq_qt_fp8x2(x3, x2, 0u));
+        return SAFE ? rotq_qt_fp8_fix(w) : w;
+    }
+    return rotq_qt_i8x2<SAFE>(x1, x0, rotq_qt_i8x2<SAFE>(x3, x2, 0u));
+}
+
+// The register epilogue of rotq_qt_reg_epilogue (the same scale handling, NaN /
+// Inf rules and rounding) in the quad layout: rows of 128 with a scale per row
+// (int8, fp8, int4 with group 128) or the static fp8 scale.
+template <int KIND, bool SUMS>
+__device__ __forceinline__ void rotq_qt_quad_epilogue(const rotq_q_args &qa, float v[32], float s, unsigned sub,
+                                                      unsigned lane, int64_t row0, unsigned rv) {
+    typedef rotq_q_kind<KIND> K;
+    constexpr bool I4 = KIND == ROTQ_QUANT_INT4_GROUP;
+    constexpr bool ROW_AM = rotq_qt_row_scaled<KIND>();
+    const int mode = qa.scale_mode;
+    const unsigned rbase = sub * 8u + 2u * (lane >> 3); // the lane's rows: rbase + (register bit 4)
+    const unsigned lr = rbase + ((lane >> 2) & 1u);     // the row whose reductions the lane ends with
+    if (mode == ROTQ_QT_SCALE_LARGE) { // scaling may overflow, so it comes first
+#pragma unroll
+        for (int r = 0; r < 32; r++) v[r] = __fmul_rn(v[r], s);
+    }
+    float inv_l = qa.static_inv;
+    bool finite = false;
+    if (ROW_AM) {
+        float m0 = rotq_qt_maxabs_nan<16, 4>(v), m1 = rotq_qt_maxabs_nan<16, 4>(v + 16);
+        finite = __all_sync(0xffffffffu, ptx_max_nan_f32(m0, m1) < INFINITY);
+        if (!finite) {
+            m0 = m1 = 0.0f;
+#pragma unroll
+            for (int i = 0; i < 16; i++) m0 = rotq_qt_absmax(m0, v[i]), m1 = rotq_qt_absmax(m1, v[16 + i]);
+        }
+        float am = rotq_qt_quad_reduce(m0, m1, lane, rotq_qt_max_op());
+        if (mode != ROTQ_QT_SCALE_LARGE) am = __fmul_rn(am, fabsf(s));
+        inv_l = rotq_quant_inv(am, K::QMAX);
+        if ((lane & 3u) == 0 && lr < rv) qa.scales[row0 + lr] = rotq_quant_scale(am, K::QMAX);
+    }
+    const float mul = rotq_qt_multiplier(v, s, inv_l, mode);
+    float f[2];
+#pragma unroll
+    for (int rr = 0; rr < 2; rr++)
+        f[rr] = ROW_AM ? __shfl_sync(0xffffffffu, mul, (lane & 24u) | ((unsigned)rr << 2)) : mul;
+    uint32_t cw[8];
+#pragma unroll
+    for (int g = 0; g < 8; g++)
+        cw[g] = finite ? rotq_qt_quad_code<KIND, false>(v + 4 * g, f[g >> 2])
+                       : rotq_qt_quad_code<KIND, true>(v + 4 * g, f[g >> 2]);
+    if (KIND == ROTQ_QUANT_INT8_ROW && SUMS) {
+        uint32_t s0 = 0, s1 = 0;
+#pragma unroll
+        for (int g = 0; g < 4; g++) {
+            s0 = (uint32_t)__dp4a((int)cw[g], 0x01010101, (int)s0);
+            s1 = (uint32_t)__dp4a((int)cw[g + 4], 0x01010101, (int)s1);
+        }
+        const uint32_t sum = rotq_qt_quad_reduce(s0, s1, lane, rotq_qt_add_op());
+        if ((lane & 3u) == 0 && lr < rv) qa.row_sums[row0 + lr] = (int32_t)sum;
+    }
+    const unsigned col = (lane & 7u) << 2;
+#pragma unroll
+    for (int rr = 0; rr < 2; rr++) {
+        if (rbase + rr >= rv) continue;
+        uint8_t *qrow = (uint8_t *)qa.q + (row0 + rbase + rr) * qa.q_stride;
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            if (I4)
+                *(uint16_t *)(qrow + ((col + 32u * j) >> 1)) = (uint16_t)cw[4 * rr + j];
+            else
+                *(uint32_t *)(qrow + col + 32u * j) = cw[4 * rr + j];
+        }
+    }
+}
+
 // Register cap: three 256-thread blocks per SM (80 registers: no spills, and
 // faster on the H100 than 64 with spills or 128 with two blocks) for L = 6..13;
 // single-phase sizes (L <= 5) keep four blocks; L = 14, 15 have 64 by block size.
@@ -464,6 +588,29 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_qt_min_blocks
             const bool reg = qa.cols_log == L && (qa.kind != ROTQ_QUANT_INT4_GROUP ||
                                                   (L <= 7 && qa.group == (1 << L)) ||
                                                   (PAIRS && qa.group_shift >= 5 && qa.group_shift <= 7));
+            if (L == 7 && reg) {
+                // rows of 128: the quad layout (rotq_qt_quad_plan)
+                rotq_qt_quad_exchange(W, sub_base, tid, v);
+                const int64_t row0 = tile * R;
+                const int64_t left = qa.rows - row0;
+                const unsigned rv = left < (int64_t)R ? (unsigned)left : R;
+                switch (qa.kind) {
+                case ROTQ_QUANT_INT8_ROW:
+                    if (qa.row_sums)
+                        rotq_qt_quad_epilogue<ROTQ_QUANT_INT8_ROW, true>(qa, v, a.scale, sub, tid, row0, rv);
+                    else
+                        rotq_qt_quad_epilogue<ROTQ_QUANT_INT8_ROW, false>(qa, v, a.scale, sub, tid, row0, rv);
+                    break;
+                case ROTQ_QUANT_FP8_ROW:
+                    rotq_qt_quad_epilogue<ROTQ_QUANT_FP8_ROW, false>(qa, v, a.scale, sub, tid, row0, rv);
+                    break;
+                case ROTQ_QUANT_INT4_GROUP:
+                    rotq_qt_quad_epilogue<ROTQ_QUANT_INT4_GROUP, false>(qa, v, a.scale, sub, tid, row0, rv);
+                    break;
+                default: rotq_qt_quad_epilogue<ROTQ_QUANT_FP8_TENSOR, false>(qa, v, a.scale, sub, tid, row0, rv); break;
+                }
+                continue;
+            }
             if (PAIRS && reg)
                 rotq_pow2_pair_phases<L, false>(W, sub_base, tid, v);
             else
