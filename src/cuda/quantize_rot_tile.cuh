@@ -531,6 +531,12 @@ __device__ __forceinline__ void rotq_qt_quad_epilogue(const rotq_q_args &qa, flo
     }
 }
 
+// Rows of the tile starting at matrix row row0 that exist (R or fewer).
+__device__ __forceinline__ unsigned rotq_qt_tile_rows(const rotq_q_args &qa, int64_t row0, unsigned R) {
+    const int64_t left = qa.rows - row0;
+    return left < (int64_t)R ? (unsigned)left : R;
+}
+
 // Register cap: three 256-thread blocks per SM (80 registers: no spills, and
 // faster on the H100 than 64 with spills or 128 with two blocks) for L = 6..13;
 // single-phase sizes (L <= 5) keep four blocks; L = 14, 15 have 64 by block size.
@@ -592,8 +598,7 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_qt_min_blocks
                 // rows of 128: the quad layout (rotq_qt_quad_plan)
                 rotq_qt_quad_exchange(W, sub_base, tid, v);
                 const int64_t row0 = tile * R;
-                const int64_t left = qa.rows - row0;
-                const unsigned rv = left < (int64_t)R ? (unsigned)left : R;
+                const unsigned rv = rotq_qt_tile_rows(qa, row0, R);
                 switch (qa.kind) {
                 case ROTQ_QUANT_INT8_ROW:
                     if (qa.row_sums)
@@ -617,8 +622,7 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_qt_min_blocks
                 rotq_pow2_exchanges<L>(W, sub_base, tid, v);
             if (plan::PHASES > 1 && reg) {
                 const int64_t row0 = tile * R;
-                const int64_t left = qa.rows - row0;
-                const unsigned rv = left < (int64_t)R ? (unsigned)left : R;
+                const unsigned rv = rotq_qt_tile_rows(qa, row0, R);
                 switch (qa.kind) {
                 case ROTQ_QUANT_INT8_ROW:
                     if (qa.row_sums)
@@ -646,8 +650,7 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_qt_min_blocks
         }
         __syncthreads();
         const int64_t row0 = tile * R;
-        const int64_t left = qa.rows - row0;
-        const unsigned rv = left < (int64_t)R ? (unsigned)left : R;
+        const unsigned rv = rotq_qt_tile_rows(qa, row0, R);
         rotq_qt_w_src src;
         src.W = W;
         src.cols = 1u << qa.cols_log;
