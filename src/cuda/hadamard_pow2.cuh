@@ -283,7 +283,7 @@ __device__ __forceinline__ void rotq_pow2_store_pairs(const rotq_had_args &a, un
             for (int h = 0; h < H; h++) {
                 float *d = y + pp::addr2(h << P);
                 const float *u = v + h * V;
-                if (V == 2) *(float2 *)d = make_float2(u[0], u[1 % V]);
+                if (V == 2) *(float2 *)d = make_float2(u[0], u[1]);
 #pragma unroll
                 for (int i = 0; i + 3 < V; i += 4) *(float4 *)(d + i) = make_float4(u[i], u[i + 1], u[i + 2], u[i + 3]);
             }

@@ -110,6 +110,15 @@ __device__ __forceinline__ bool rotq_qt_fold(float inv, float m) {
     return (inv == 0.0f) | ((inv <= 0x1p100f) & (fabsf(m) >= 0x1p-126f));
 }
 
+// |s| > 1 (ROTQ_QT_SCALE_LARGE): y = RN(v * s) before the absmax, since the
+// scaling may overflow; the other classes scale later (rotq_qt_multiplier).
+__device__ __forceinline__ void rotq_qt_scale_first(float v[32], float s, int mode) {
+    if (mode == ROTQ_QT_SCALE_LARGE) {
+#pragma unroll
+        for (int r = 0; r < 32; r++) v[r] = __fmul_rn(v[r], s);
+    }
+}
+
 // The multiplier of the codes for this lane's row or group scale inv (the
 // epilogue's x = RN(RN(v * s) * inv)): s * inv in one product where rotq_qt_fold
 // allows it in the whole warp (a power-of-two s), else inv, with v scaled by s
@@ -195,10 +204,7 @@ __device__ __forceinline__ void rotq_qt_reg_epilogue(const rotq_q_args &qa, floa
     // (after a reduce-scatter: one division per lane, not per row).
     float inv_l = qa.static_inv;
     const int mode = qa.scale_mode;
-    if (mode == ROTQ_QT_SCALE_LARGE) { // scaling may overflow, so it comes first
-#pragma unroll
-        for (int r = 0; r < 32; r++) v[r] = __fmul_rn(v[r], s);
-    }
+    rotq_qt_scale_first(v, s, mode);
     // Whether the warp's values are all finite: then the codes need no NaN or
     // range handling, and the NaN-propagating max is the finite-only absmax.
     bool finite = false;
@@ -358,10 +364,7 @@ __device__ __forceinline__ void rotq_qt_i4_pair_epilogue(const rotq_q_args &qa, 
     static_assert(pp::ON && pp::P >= 2 && LB >= K && LB <= 5, "groups of 32..128 at 2^11, 2^12");
     const unsigned lane = threadIdx.x & 31u;
     const int mode = qa.scale_mode;
-    if (mode == ROTQ_QT_SCALE_LARGE) { // scaling may overflow, so it comes first
-#pragma unroll
-        for (int r = 0; r < 32; r++) v[r] = __fmul_rn(v[r], s);
-    }
+    rotq_qt_scale_first(v, s, mode);
     float m[H];
 #pragma unroll
     for (int h = 0; h < H; h++) m[h] = rotq_qt_maxabs_nan<V, 2>(v + V * h);
@@ -477,10 +480,7 @@ __device__ __forceinline__ void rotq_qt_quad_epilogue(const rotq_q_args &qa, flo
     const int mode = qa.scale_mode;
     const unsigned rbase = sub * 8u + 2u * (lane >> 3); // the lane's rows: rbase + (register bit 4)
     const unsigned lr = rbase + ((lane >> 2) & 1u);     // the row whose reductions the lane ends with
-    if (mode == ROTQ_QT_SCALE_LARGE) { // scaling may overflow, so it comes first
-#pragma unroll
-        for (int r = 0; r < 32; r++) v[r] = __fmul_rn(v[r], s);
-    }
+    rotq_qt_scale_first(v, s, mode);
     float inv_l = qa.static_inv;
     bool finite = false;
     if (ROW_AM) {
