@@ -4,8 +4,11 @@
  *   empty            <<<1, 32>>>, no shared memory (the bench's baseline)
  *   empty+smem S     the same kernel with S KB of dynamic shared memory
  *   copy B blocks    B blocks of 256 threads, each copying 4 KB (16-byte loads)
+ *   copy + N FMA     2 blocks copying 4 KB with N FMAs per thread, as
+ *                    straight-line code or a loop (does code size cost latency?)
  *   rotq n R         rotq_hadamard, f16, R rows of n, in place: event-timed as
- *                    above, and the host time of one call (500 calls queued)
+ *                    above and without the flush, and the host time of one call
+ *                    (500 calls queued)
  * Each row: warm-up, then 50 repetitions of (memset 2x L2, event, launch,
  * event), median in microseconds. Build: see scripts/gpu_profile.sh (links librotq)
  */
@@ -26,6 +29,39 @@ __global__ void copy_kernel(const uint4 *x, uint4 *y) {
     y[i] = v;
 }
 
+// The same arithmetic (8 chains of N / 8 dependent FADDs per thread) as
+// straight-line code (N instructions of code) or as a loop of 64 (small code):
+// after an L2 flush, whether a kernel's code size costs latency.
+template <int N>
+__global__ void copy_fadd_unrolled(const uint4 *x, uint4 *y) {
+    const int i = blockIdx.x * 256 + threadIdx.x;
+    uint4 v = x[i];
+    float f[8];
+    for (int k = 0; k < 8; k++) f[k] = __uint_as_float(((const uint32_t *)&v)[k & 3]) + (float)k;
+#pragma unroll
+    for (int s = 0; s < N / 8; s++)
+#pragma unroll
+        for (int k = 0; k < 8; k++) f[k] = f[k] * 0.999f + f[(k + 1) & 7];
+    y[i] = make_uint4(__float_as_uint(f[0] + f[4]), __float_as_uint(f[1] + f[5]), __float_as_uint(f[2] + f[6]),
+                      __float_as_uint(f[3] + f[7]));
+}
+template <int N>
+__global__ void copy_fadd_loop(const uint4 *x, uint4 *y) {
+    const int i = blockIdx.x * 256 + threadIdx.x;
+    uint4 v = x[i];
+    float f[8];
+    for (int k = 0; k < 8; k++) f[k] = __uint_as_float(((const uint32_t *)&v)[k & 3]) + (float)k;
+#pragma unroll 1
+    for (int s = 0; s < N / 64; s++) {
+#pragma unroll
+        for (int t = 0; t < 8; t++)
+#pragma unroll
+            for (int k = 0; k < 8; k++) f[k] = f[k] * 0.999f + f[(k + 1) & 7];
+    }
+    y[i] = make_uint4(__float_as_uint(f[0] + f[4]), __float_as_uint(f[1] + f[5]), __float_as_uint(f[2] + f[6]),
+                      __float_as_uint(f[3] + f[7]));
+}
+
 static int cmp(const void *a, const void *b) {
     float x = *(const float *)a, y = *(const float *)b;
     return x < y ? -1 : x > y;
@@ -39,6 +75,16 @@ static void launch_empty(cudaStream_t s, int blocks, size_t smem, const uint4 *x
 static void launch_copy(cudaStream_t s, int blocks, size_t smem, const uint4 *x, uint4 *y) {
     copy_kernel<<<blocks, 256, smem, s>>>(x, y);
 }
+#define FADD_LAUNCHERS(N)                                                                                              \
+    static void launch_unrolled_##N(cudaStream_t s, int blocks, size_t smem, const uint4 *x, uint4 *y) {             \
+        copy_fadd_unrolled<N><<<blocks, 256, smem, s>>>(x, y);                                                         \
+    }                                                                                                                  \
+    static void launch_loop_##N(cudaStream_t s, int blocks, size_t smem, const uint4 *x, uint4 *y) {                 \
+        copy_fadd_loop<N><<<blocks, 256, smem, s>>>(x, y);                                                             \
+    }
+FADD_LAUNCHERS(256)
+FADD_LAUNCHERS(1024)
+FADD_LAUNCHERS(4096)
 
 static float time_row(launch_fn f, int blocks, size_t smem, void *flush, size_t flush_bytes, const uint4 *x, uint4 *y) {
     cudaStream_t s;
@@ -49,7 +95,7 @@ static float time_row(launch_fn f, int blocks, size_t smem, void *flush, size_t 
     float t[50];
     for (int w = 0; w < 5; w++) f(s, blocks, smem, x, y);
     for (int r = 0; r < 50; r++) {
-        cudaMemsetAsync(flush, r, flush_bytes, s);
+        if (flush_bytes) cudaMemsetAsync(flush, r, flush_bytes, s); // 0: no flush
         cudaEventRecord(e0, s);
         f(s, blocks, smem, x, y);
         cudaEventRecord(e1, s);
@@ -83,6 +129,16 @@ int main(void) {
         for (int j = 0; j < 3; j += 2)
             printf("copy %3d x 4 KB smem %3zu KB: %6.2f us\n", blocks[i], smems[j] >> 10,
                    time_row(launch_copy, blocks[i], smems[j], flush, flush_bytes, x, y));
+    printf("without the flush: empty %6.2f us, copy 2 x 4 KB %6.2f us\n", time_row(launch_empty, 1, 0, flush, 0, x, y),
+           time_row(launch_copy, 2, 0, flush, 0, x, y));
+    {
+        const launch_fn u[] = {launch_unrolled_256, launch_unrolled_1024, launch_unrolled_4096};
+        const launch_fn l[] = {launch_loop_256, launch_loop_1024, launch_loop_4096};
+        const int nf[] = {256, 1024, 4096};
+        for (int i = 0; i < 3; i++)
+            printf("copy 2 x 4 KB + %4d FMA: straight-line code %6.2f us, loop %6.2f us\n", nf[i],
+                   time_row(u[i], 2, 0, flush, flush_bytes, x, y), time_row(l[i], 2, 0, flush, flush_bytes, x, y));
+    }
     const int ns[] = {128, 4096, 4096, 16384}, rs[] = {32, 1, 16, 4};
     for (int i = 0; i < 4; i++) {
         cudaStream_t s;
@@ -107,6 +163,15 @@ int main(void) {
             if (st != ROTQ_OK) printf("rotq_hadamard: %s\n", rotq_status_string(st));
         }
         qsort(t, 50, sizeof t[0], cmp);
+        float hot[50]; // the same without the flush: what the DRAM misses (data and code) cost
+        for (int r = 0; r < 50; r++) {
+            cudaEventRecord(e0, s);
+            rotq_hadamard(&ex, &hp, &m, &m);
+            cudaEventRecord(e1, s);
+            cudaEventSynchronize(e1);
+            cudaEventElapsedTime(&hot[r], e0, e1);
+        }
+        qsort(hot, 50, sizeof hot[0], cmp);
         struct timespec a, b;
         cudaStreamSynchronize(s);
         clock_gettime(CLOCK_MONOTONIC, &a);
@@ -119,8 +184,9 @@ int main(void) {
         clock_gettime(CLOCK_MONOTONIC, &b);
         cudaStreamSynchronize(s);
         double host_empty = ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / 500 / 1e3;
-        printf("rotq n=%5d rows=%2d: %6.2f us (event); host %.2f us per call, empty launch %.2f us\n", ns[i], rs[i],
-               t[25] * 1000.0f, host, host_empty);
+        printf("rotq n=%5d rows=%2d: %6.2f us (event), %6.2f us without the flush; host %.2f us per call, empty launch "
+               "%.2f us\n",
+               ns[i], rs[i], t[25] * 1000.0f, hot[25] * 1000.0f, host, host_empty);
         cudaStreamDestroy(s);
     }
     cudaError_t e = cudaDeviceSynchronize();

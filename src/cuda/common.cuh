@@ -61,6 +61,17 @@ __device__ __forceinline__ float rotq_from_16(uint16_t h, int dtype) {
                                    : __bfloat162float(__ushort_as_bfloat16(h));
 }
 
+// The low / high 16-bit value of a word as float. bf16 is a shift or a mask (one
+// instruction each; through rotq_from_16 the high half took a shift and a second
+// one), f16 one HADD2.F32 on either half.
+__device__ __forceinline__ float rotq_from_16_lo(uint32_t w, int dtype) {
+    return dtype == ROTQ_DTYPE_F16 ? __half2float(__ushort_as_half((uint16_t)(w & 0xffffu))) : __uint_as_float(w << 16);
+}
+__device__ __forceinline__ float rotq_from_16_hi(uint32_t w, int dtype) {
+    return dtype == ROTQ_DTYPE_F16 ? __half2float(__ushort_as_half((uint16_t)(w >> 16)))
+                                   : __uint_as_float(w & 0xffff0000u);
+}
+
 __device__ __forceinline__ uint16_t rotq_to_16(float v, int dtype) {
     return dtype == ROTQ_DTYPE_F16 ? __half_as_ushort(__float2half_rn(v))
                                    : __bfloat16_as_ushort(__float2bfloat16_rn(v));

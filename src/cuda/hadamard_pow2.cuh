@@ -604,8 +604,8 @@ __device__ __forceinline__ void rotq_read_stage32(const char *stage, unsigned lo
             if (ES == 4) {
                 v[per * i + j] = __uint_as_float(w[j]);
             } else {
-                v[per * i + 2 * j] = rotq_from_16((uint16_t)(w[j] & 0xffffu), dtype);
-                v[per * i + 2 * j + 1] = rotq_from_16((uint16_t)(w[j] >> 16), dtype);
+                v[per * i + 2 * j] = rotq_from_16_lo(w[j], dtype);
+                v[per * i + 2 * j + 1] = rotq_from_16_hi(w[j], dtype);
             }
         }
     }

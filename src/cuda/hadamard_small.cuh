@@ -196,13 +196,11 @@ __device__ __forceinline__ void rotq_small_read(const rotq_had_args &a, int64_t 
         if (f16) {
 #pragma unroll
             for (int j = 0; j < N / 2; j++)
-                v[2 * j] = rotq_from_16((uint16_t)w[j], ROTQ_DTYPE_F16),
-                v[2 * j + 1] = rotq_from_16((uint16_t)(w[j] >> 16), ROTQ_DTYPE_F16);
+                v[2 * j] = rotq_from_16_lo(w[j], ROTQ_DTYPE_F16), v[2 * j + 1] = rotq_from_16_hi(w[j], ROTQ_DTYPE_F16);
         } else {
 #pragma unroll
             for (int j = 0; j < N / 2; j++)
-                v[2 * j] = rotq_from_16((uint16_t)w[j], ROTQ_DTYPE_BF16),
-                v[2 * j + 1] = rotq_from_16((uint16_t)(w[j] >> 16), ROTQ_DTYPE_BF16);
+                v[2 * j] = rotq_from_16_lo(w[j], ROTQ_DTYPE_BF16), v[2 * j + 1] = rotq_from_16_hi(w[j], ROTQ_DTYPE_BF16);
         }
     } else if (f16) {
 #pragma unroll

@@ -158,8 +158,8 @@ __device__ __forceinline__ void rotq_q_load8(const void *row, int64_t j, int64_t
             const uint32_t w[4] = {u.x, u.y, u.z, u.w};
 #pragma unroll
             for (int k = 0; k < 4; k++) {
-                v[2 * k] = rotq_from_16((uint16_t)(w[k] & 0xffffu), dtype);
-                v[2 * k + 1] = rotq_from_16((uint16_t)(w[k] >> 16), dtype);
+                v[2 * k] = rotq_from_16_lo(w[k], dtype);
+                v[2 * k + 1] = rotq_from_16_hi(w[k], dtype);
             }
         }
         return;

@@ -83,16 +83,12 @@ struct rotq_qt_stage_src {
             const uint32_t w[4] = {u.x, u.y, u.z, u.w};
             if (dtype == ROTQ_DTYPE_F16) {
 #pragma unroll
-                for (int k = 0; k < 4; k++) {
-                    v[2 * k] = __half2float(__ushort_as_half((uint16_t)(w[k] & 0xffffu)));
-                    v[2 * k + 1] = __half2float(__ushort_as_half((uint16_t)(w[k] >> 16)));
-                }
+                for (int k = 0; k < 4; k++)
+                    v[2 * k] = rotq_from_16_lo(w[k], ROTQ_DTYPE_F16), v[2 * k + 1] = rotq_from_16_hi(w[k], ROTQ_DTYPE_F16);
             } else {
 #pragma unroll
-                for (int k = 0; k < 4; k++) { // bf16 -> f32 is a shift
-                    v[2 * k] = __uint_as_float(w[k] << 16);
-                    v[2 * k + 1] = __uint_as_float(w[k] & 0xffff0000u);
-                }
+                for (int k = 0; k < 4; k++)
+                    v[2 * k] = rotq_from_16_lo(w[k], ROTQ_DTYPE_BF16), v[2 * k + 1] = rotq_from_16_hi(w[k], ROTQ_DTYPE_BF16);
             }
         }
     }
