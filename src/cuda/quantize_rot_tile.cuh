@@ -501,11 +501,16 @@ __device__ __forceinline__ void rotq_qt_quad_epilogue(const rotq_q_args &qa, flo
 #pragma unroll
     for (int rr = 0; rr < 2; rr++)
         f[rr] = ROW_AM ? __shfl_sync(0xffffffffu, mul, (lane & 24u) | ((unsigned)rr << 2)) : mul;
+    // Two loops (not a select per word): with the select, ptxas computed the
+    // fp8 NaN fix-up for every word and selected it away for finite warps.
     uint32_t cw[8];
+    if (finite) {
 #pragma unroll
-    for (int g = 0; g < 8; g++)
-        cw[g] = finite ? rotq_qt_quad_code<KIND, false>(v + 4 * g, f[g >> 2])
-                       : rotq_qt_quad_code<KIND, true>(v + 4 * g, f[g >> 2]);
+        for (int g = 0; g < 8; g++) cw[g] = rotq_qt_quad_code<KIND, false>(v + 4 * g, f[g >> 2]);
+    } else {
+#pragma unroll
+        for (int g = 0; g < 8; g++) cw[g] = rotq_qt_quad_code<KIND, true>(v + 4 * g, f[g >> 2]);
+    }
     if (KIND == ROTQ_QUANT_INT8_ROW && SUMS) {
         uint32_t s0 = 0, s1 = 0;
 #pragma unroll
