@@ -32,31 +32,28 @@ __global__ void copy_kernel(const uint4 *x, uint4 *y) {
 // The same arithmetic (8 chains of N / 8 dependent FADDs per thread) as
 // straight-line code (N instructions of code) or as a loop of 64 (small code):
 // after an L2 flush, whether a kernel's code size costs latency.
-template <int N>
-__global__ void copy_fadd_unrolled(const uint4 *x, uint4 *y) {
-    const int i = blockIdx.x * 256 + threadIdx.x;
-    uint4 v = x[i];
-    float f[8];
-    for (int k = 0; k < 8; k++) f[k] = __uint_as_float(((const uint32_t *)&v)[k & 3]) + (float)k;
+// One step of the 8 chains.
+__device__ __forceinline__ void fma_step(float f[8]) {
 #pragma unroll
-    for (int s = 0; s < N / 8; s++)
-#pragma unroll
-        for (int k = 0; k < 8; k++) f[k] = f[k] * 0.999f + f[(k + 1) & 7];
-    y[i] = make_uint4(__float_as_uint(f[0] + f[4]), __float_as_uint(f[1] + f[5]), __float_as_uint(f[2] + f[6]),
-                      __float_as_uint(f[3] + f[7]));
+    for (int k = 0; k < 8; k++) f[k] = f[k] * 0.999f + f[(k + 1) & 7];
 }
-template <int N>
-__global__ void copy_fadd_loop(const uint4 *x, uint4 *y) {
+
+// UNROLL: the N / 8 steps as straight-line code, else a loop of 8 steps a trip.
+template <int N, bool UNROLL>
+__global__ void copy_fadd(const uint4 *x, uint4 *y) {
     const int i = blockIdx.x * 256 + threadIdx.x;
     uint4 v = x[i];
     float f[8];
     for (int k = 0; k < 8; k++) f[k] = __uint_as_float(((const uint32_t *)&v)[k & 3]) + (float)k;
+    if (UNROLL) {
+#pragma unroll
+        for (int s = 0; s < N / 8; s++) fma_step(f);
+    } else {
 #pragma unroll 1
-    for (int s = 0; s < N / 64; s++) {
+        for (int s = 0; s < N / 64; s++) {
 #pragma unroll
-        for (int t = 0; t < 8; t++)
-#pragma unroll
-            for (int k = 0; k < 8; k++) f[k] = f[k] * 0.999f + f[(k + 1) & 7];
+            for (int t = 0; t < 8; t++) fma_step(f);
+        }
     }
     y[i] = make_uint4(__float_as_uint(f[0] + f[4]), __float_as_uint(f[1] + f[5]), __float_as_uint(f[2] + f[6]),
                       __float_as_uint(f[3] + f[7]));
@@ -77,10 +74,10 @@ static void launch_copy(cudaStream_t s, int blocks, size_t smem, const uint4 *x,
 }
 #define FADD_LAUNCHERS(N)                                                                                              \
     static void launch_unrolled_##N(cudaStream_t s, int blocks, size_t smem, const uint4 *x, uint4 *y) {             \
-        copy_fadd_unrolled<N><<<blocks, 256, smem, s>>>(x, y);                                                         \
+        copy_fadd<N, true><<<blocks, 256, smem, s>>>(x, y);                                                         \
     }                                                                                                                  \
     static void launch_loop_##N(cudaStream_t s, int blocks, size_t smem, const uint4 *x, uint4 *y) {                 \
-        copy_fadd_loop<N><<<blocks, 256, smem, s>>>(x, y);                                                             \
+        copy_fadd<N, false><<<blocks, 256, smem, s>>>(x, y);                                                             \
     }
 FADD_LAUNCHERS(256)
 FADD_LAUNCHERS(1024)
