@@ -107,8 +107,10 @@ if [ $BUILT -eq 1 ]; then
     if CUOBJDUMP=$(find_tool cuobjdump); then
         "$CUOBJDUMP" --dump-resource-usage "$LIB" >"$LOG/resource-usage.txt" 2>&1
         nk=$(grep -c 'Function ' "$LOG/resource-usage.txt" || true)
-        stack=$(grep -Ec 'Function .*(STACK|LOCAL):[1-9]' "$LOG/resource-usage.txt" || true)
-        R[kernels]="$nk kernel entries (all architectures) in librotq.so; $stack use stack or local memory"
+        # the usage line follows its "Function" line; STACK > 0 here is register spills
+        stack=$(awk '/Function /{fn=1; next} fn && /(STACK|LOCAL):[1-9]/{n++} {fn=0} END{print n+0}' \
+            "$LOG/resource-usage.txt")
+        R[kernels]="$nk kernel entries (all architectures) in librotq.so; $stack use stack or local memory (spills)"
         [ "$nk" -eq 0 ] && R[kernels]="NONE: librotq.so contains no GPU kernels"
     else
         R[kernels]="unknown (no cuobjdump)"
