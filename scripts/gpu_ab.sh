@@ -13,6 +13,9 @@
 #   AB_CHECK="--full"       arguments of the op suite run (empty string: skip it)
 #   AB_VAR_FLAGS=""         when set, a third build "var": the working tree with
 #                           these CMAKE_CUDA_FLAGS (e.g. "-DROTQ_SOME_SWITCH=1")
+#   AB_CHECK_ON=new         the build the op suite (and racecheck) runs on: new or var
+#   AB_RACECHECK=""         when set, `rotq_test_ops --filter` text: compute-sanitizer
+#                           racecheck and memcheck over those cases of that build
 #   OUT                     where the logs go (default build-ab/out)
 set -uo pipefail
 exec </dev/null
@@ -66,10 +69,19 @@ echo "builds ($VARIANTS): $([ $fail -eq 0 ] && echo ok || echo FAILED) ($((SECON
 [ $fail -eq 0 ] || { tail -n 30 "$OUT"/build-*.log; exit 1; }
 grep -h "spill" "$OUT/build-new.log" | sort -u >"$OUT/spills-new.txt"
 
+CHECK_ON=${AB_CHECK_ON:-new}
 if [ -n "$CHECK" ]; then
-    build-ab/new/tools/rotq check --backend cuda $CHECK >"$OUT/check.txt" 2>&1
-    echo "op suite (new, $CHECK): exit $? -- $(tail -n 1 "$OUT/check.txt") ($((SECONDS - t0)) s)"
+    "build-ab/$CHECK_ON/tools/rotq" check --backend cuda $CHECK >"$OUT/check.txt" 2>&1
+    echo "op suite ($CHECK_ON, $CHECK): exit $? -- $(tail -n 1 "$OUT/check.txt") ($((SECONDS - t0)) s)"
     grep -m 20 "^FAIL" "$OUT/check.txt"
+fi
+if [ -n "${AB_RACECHECK:-}" ]; then
+    SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+    for tool in racecheck memcheck; do
+        timeout 240 "$SAN" --tool "$tool" --error-exitcode 86 --print-limit 20 "build-ab/$CHECK_ON/tests/rotq_test_ops" \
+            --backend cuda --full --filter "$AB_RACECHECK" >"$OUT/$tool.txt" 2>&1
+        echo "$tool ($CHECK_ON, '$AB_RACECHECK'): exit $? -- $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|passed,' "$OUT/$tool.txt" | tr '\n' ' ') ($((SECONDS - t0)) s)"
+    done
 fi
 
 IFS=';' read -ra list <<<"$FILTERS"

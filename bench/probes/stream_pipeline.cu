@@ -14,13 +14,19 @@
  *                       stage, completed on an mbarrier
  *   tma S T B           one thread per block: bulk loads and bulk stores
  *   dN                  N clocks of busy work per tile after the stage is read
+ *   h                   (second table) the fused quantize kernels' traffic: 2 bytes
+ *                       read and 1 written per element (the stores write the
+ *                       first half of each tile), against a memcpy of the same
+ *                       total bytes (3/4 of the input)
  * Each row: warm-up, then 30 repetitions of (memset 2x L2, event, kernel,
  * event), median in microseconds, at 2^25 and 2^27 16-bit elements.
- * Build: nvcc -O3 -arch=sm_90a -Isrc/cuda bench/probes/stream_pipeline.cu
+ * Build: nvcc -O3 -arch=sm_90a -Isrc/cuda bench/probes/stream_pipeline.cu; run with `h`
+ * for the second table only.
  */
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ptx.cuh"
 
@@ -84,7 +90,7 @@ __global__ void cpasync_copy(const char *x, char *y, int64_t ntiles, int tile, i
     ptx_cp_async_wait<0>();
 }
 
-__global__ void bulk_copy(const char *x, char *y, int64_t ntiles, int tile, int stages, int cs, int delay) {
+__global__ void bulk_copy(const char *x, char *y, int64_t ntiles, int tile, int stages, int cs, int delay, int half) {
     extern __shared__ __align__(128) char smem[];
     __shared__ __align__(8) uint64_t full[8];
     if (threadIdx.x == 0) {
@@ -100,6 +106,8 @@ __global__ void bulk_copy(const char *x, char *y, int64_t ntiles, int tile, int 
             ptx_bulk_load(ptx_smem_addr(smem + s * tile), x + t * tile, tile, ptx_smem_addr(&full[s]));
         }
     const int per_tile = tile / 16;
+    const int per_out = half ? per_tile / 2 : per_tile;
+    const int64_t out_tile = half ? tile / 2 : tile;
     int64_t i = 0;
     for (int64_t t = blockIdx.x; t < ntiles; t += gridDim.x, i++) {
         const int s = (int)(i % stages);
@@ -108,8 +116,8 @@ __global__ void bulk_copy(const char *x, char *y, int64_t ntiles, int tile, int 
         }
         const char *st = smem + s * tile;
         spin(delay);
-        for (int c = threadIdx.x; c < per_tile; c += THREADS)
-            store16((uint4 *)(y + t * tile + c * 16), *(const uint4 *)(st + c * 16), cs);
+        for (int c = threadIdx.x; c < per_out; c += THREADS)
+            store16((uint4 *)(y + t * out_tile + c * 16), *(const uint4 *)(st + c * 16), cs);
         __syncthreads(); // every thread has read stage s
         const int64_t tn = t + (int64_t)stages * gridDim.x;
         if (threadIdx.x == 0 && tn < ntiles) {
@@ -163,6 +171,7 @@ typedef struct {
     const char *name;
     int kind; // 0 memcpy, 1 plain, 2 cpasync, 3 bulk, 4 tma
     int stages, tile_kb, blocks_per_sm, cs, u, delay;
+    int half; // fused-quantize traffic (see the file comment)
 } variant;
 
 static cudaStream_t s;
@@ -173,7 +182,7 @@ static int sms;
 
 static void launch(const variant *v, const char *x, char *y, size_t bytes) {
     if (v->kind == 0) {
-        cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice, s);
+        cudaMemcpyAsync(y, x, v->half ? bytes / 4 * 3 : bytes, cudaMemcpyDeviceToDevice, s);
     } else if (v->kind == 1) {
         const int64_t chunks = (int64_t)(bytes / 16);
         const int64_t per = (int64_t)THREADS * v->u;
@@ -190,7 +199,7 @@ static void launch(const variant *v, const char *x, char *y, size_t bytes) {
         if (v->kind == 2)
             cpasync_copy<<<grid, THREADS, smem, s>>>(x, y, ntiles, tile, v->stages, v->cs, v->delay);
         else if (v->kind == 3)
-            bulk_copy<<<grid, THREADS, smem, s>>>(x, y, ntiles, tile, v->stages, v->cs, v->delay);
+            bulk_copy<<<grid, THREADS, smem, s>>>(x, y, ntiles, tile, v->stages, v->cs, v->delay, v->half);
         else
             tma_copy<<<grid, 32, smem, s>>>(x, y, ntiles, tile, v->stages);
     }
@@ -211,7 +220,8 @@ static float time_variant(const variant *v, const char *x, char *y, size_t bytes
     return t[15] * 1000.0f;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    const int only_half = argc > 1 && strcmp(argv[1], "h") == 0; // `h`: the second table only
     cudaDeviceProp p;
     cudaGetDeviceProperties(&p, 0);
     sms = p.multiProcessorCount;
@@ -265,16 +275,30 @@ int main(void) {
         {"bulk 3 16 4 d6000", 3, 3, 16, 4, 0, 0, 6000},
         {"bulk 4 16 3 d6000", 3, 4, 16, 3, 0, 0, 6000},
         {"bulk 3 8 6 d6000", 3, 3, 8, 6, 0, 0, 6000},
+        // the fused kernels' traffic (the first entry is this table's baseline)
+        {"memcpy h", 0, 0, 0, 0, 0, 0, 0, 1},
+        {"bulk 2 16 3 h d0", 3, 2, 16, 3, 0, 0, 0, 1},
+        {"bulk 3 16 3 h d0", 3, 3, 16, 3, 0, 0, 0, 1},
+        {"bulk 2 16 3 h d2000", 3, 2, 16, 3, 0, 0, 2000, 1},
+        {"bulk 3 16 3 h d2000", 3, 3, 16, 3, 0, 0, 2000, 1},
+        {"bulk 2 16 3 h d4000", 3, 2, 16, 3, 0, 0, 4000, 1},
+        {"bulk 3 16 3 h d4000", 3, 3, 16, 3, 0, 0, 4000, 1},
+        {"bulk 2 16 3 h d6000", 3, 2, 16, 3, 0, 0, 6000, 1},
+        {"bulk 3 16 3 h d6000", 3, 3, 16, 3, 0, 0, 6000, 1},
+        {"bulk 2 16 3 h d8000", 3, 2, 16, 3, 0, 0, 8000, 1},
+        {"bulk 3 16 3 h d8000", 3, 3, 16, 3, 0, 0, 8000, 1},
     };
     printf("device: %s, %d SMs\n", p.name, sms);
     for (int e = 25; e <= 27; e += 2) {
         const size_t bytes = (size_t)2 << e; // 2^e 16-bit elements, read once and written once
         float base = 0;
         for (size_t k = 0; k < sizeof vs / sizeof vs[0]; k++) {
+            if (only_half && !vs[k].half) continue;
             const float us = time_variant(&vs[k], x, y, bytes);
-            if (k == 0) base = us;
+            if (vs[k].kind == 0) base = us; // each table's memcpy comes first
             cudaError_t err = cudaGetLastError();
-            printf("2^%d %-20s %8.2f us %7.0f GB/s ratio %.3f%s%s\n", e, vs[k].name, us, 2.0 * bytes / us / 1e3,
+            const double moved = vs[k].half ? 1.5 * bytes : 2.0 * bytes;
+            printf("2^%d %-20s %8.2f us %7.0f GB/s ratio %.3f%s%s\n", e, vs[k].name, us, moved / us / 1e3,
                    us / base, err ? " ERROR " : "", err ? cudaGetErrorString(err) : "");
         }
     }
