@@ -21,6 +21,18 @@ typedef struct rotq_cuda_device_info {
 // The current device's cached properties; NULL on failure (status in *st).
 const rotq_cuda_device_info *rotq_cuda_current_device(rotq_status *st);
 
+// Blocks of a persistent kernel whose block b takes tiles b, b + grid, ...:
+// as many as cover the same ceil(ntiles / grid) rounds with every block busy
+// in every round. With `grid` blocks the last round is left to ntiles mod grid
+// of them (n = 32768 at 2^27 elements on one block per SM: a 32nd round of
+// 4 rows on 4 SMs). Used where a block has an SM to itself: with several
+// blocks per SM, fewer blocks measured slower (perf-notes, power-of-two v26).
+static inline int64_t rotq_balanced_grid(int64_t grid, int64_t ntiles) {
+    if (grid < 1 || ntiles <= grid) return grid;
+    const int64_t rounds = (ntiles + grid - 1) / grid;
+    return (ntiles + rounds - 1) / rounds;
+}
+
 static inline cudaStream_t rotq_cuda_stream(const rotq_exec *exec) { return (cudaStream_t)exec->stream; }
 
 // Lets `kernel` take up to the device's opt-in maximum less `reserve` bytes

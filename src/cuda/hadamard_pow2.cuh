@@ -74,31 +74,11 @@ __device__ __forceinline__ void rotq_finish_lane_rows(float v[32], float s) {
     for (int r = 0; r < 32; r++) v[r] *= s;
 }
 
-// Experiment switch (same-run A/B): named per-subtile barriers at 2^11, 2^12.
-#ifndef ROTQ_SUBTILE_BARRIERS
-#define ROTQ_SUBTILE_BARRIERS 0
-#endif
-
-// Barrier between phases of subtile `sub`: a warp when a subtile is one warp,
-// the subtile's threads (named barrier 1 + sub) when a block holds several
-// subtiles of several warps (2^11, 2^12: each subtile's W slots and its row are
-// its own), else the block.
-template <int SUB_THREADS, int SUBTILES>
-__device__ __forceinline__ void rotq_subtile_sync(unsigned sub) {
+// Barrier between phases: a warp when a subtile is one warp, else the block.
+template <int SUB_THREADS>
+__device__ __forceinline__ void rotq_subtile_sync(void) {
     if (SUB_THREADS == 32)
         __syncwarp();
-#if ROTQ_SUBTILE_BARRIERS
-    else if (SUBTILES == 2 || SUBTILES == 4) {
-        if (sub == 0)
-            ptx_bar_sync<1, SUB_THREADS>();
-        else if (sub == 1)
-            ptx_bar_sync<2, SUB_THREADS>();
-        else if (SUBTILES > 2 && sub == 2)
-            ptx_bar_sync<3, SUB_THREADS>();
-        else
-            ptx_bar_sync<SUBTILES, SUB_THREADS>();
-    }
-#endif
     else
         __syncthreads();
 }
@@ -116,7 +96,7 @@ __device__ __forceinline__ void rotq_pow2_exchanges(float *W, unsigned sub_base,
         const unsigned wbase = rotq_phase_base(sub_base, tid, plan::lo(p - 1));
 #pragma unroll
         for (int r = 0; r < 32; r++) W[wbase + rotq_w_index((unsigned)r << plan::lo(p - 1))] = v[r];
-        rotq_subtile_sync<plan::SUB_THREADS, 1>(0); // the factor kernel's subtiles come in rounds: the block
+        rotq_subtile_sync<plan::SUB_THREADS>();
         const unsigned rbase = rotq_phase_base(sub_base, tid, plan::lo(p));
 #pragma unroll
         for (int r = 0; r < 32; r++) v[r] = W[rbase + rotq_w_index((unsigned)r << plan::lo(p))];
@@ -211,10 +191,8 @@ __device__ constexpr unsigned rotq_pow2_addr0(int r) { return (unsigned)r; } // 
 template <int L>
 __device__ __forceinline__ void rotq_pow2_pair_phase1(float *W, unsigned sub_base, unsigned tid, float v[32]) {
     typedef rotq_pow2_pair_plan<L> pp;
-    typedef rotq_pow2_plan<L> plan;
-    const unsigned sub = sub_base >> plan::LOG_TILE;
     rotq_w2_store_pairs<rotq_pow2_addr0>(W, rotq_w2_index(sub_base | (tid << 5)), v);
-    rotq_subtile_sync<plan::SUB_THREADS, plan::SUBTILES>(sub);
+    __syncthreads();
     const unsigned b1 = rotq_w2_index(sub_base | pp::dep1(tid));
     rotq_w2_load_pairs<pp::addr1>(W, b1, v);
     rotq_butterfly<1>(v);
@@ -223,7 +201,7 @@ __device__ __forceinline__ void rotq_pow2_pair_phase1(float *W, unsigned sub_bas
     rotq_butterfly<4>(v);
     // back to the slots just read: no barrier before these writes
     rotq_w2_store_pairs<pp::addr1>(W, b1, v);
-    rotq_subtile_sync<plan::SUB_THREADS, plan::SUBTILES>(sub);
+    __syncthreads();
 }
 // Phases 1 and 2 (2^11 .. 2^13), the last level scaled by s when SCALED (the
 // fused quantize kernels scale afterwards, as the CPU does).

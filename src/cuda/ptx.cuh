@@ -20,15 +20,6 @@ __device__ __forceinline__ void ptx_cp_async_wait(void) {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
-// Named block barrier: waits for THREADS threads (a multiple of 32, warps
-// whole) at barrier ID (1..15; 0 is __syncthreads'), with __syncthreads'
-// ordering of shared-memory accesses among them. A compile-time ID, so that
-// ptxas reserves only the barriers in use (a register ID reserves all 16).
-template <int ID, int THREADS>
-__device__ __forceinline__ void ptx_bar_sync(void) {
-    asm volatile("bar.sync %0, %1;\n" ::"n"(ID), "n"(THREADS) : "memory");
-}
-
 // Shared-memory address of a generic pointer, for the instructions that take one.
 __device__ __forceinline__ uint32_t ptx_smem_addr(const void *p) {
     return (uint32_t)__cvta_generic_to_shared(p);

@@ -73,15 +73,15 @@ struct rotq_qt_add_op {
 };
 
 // Reduction of x over the WPR warps of a row (WPR > 1) through red; every
-// thread of the row's subtile takes part (one barrier). From 8 warps on, lane l reads
+// thread of the block takes part (one barrier). From 8 warps on, lane l reads
 // warp (l mod WPR)'s part and a butterfly finishes (log2 WPR shuffles rather
 // than WPR reads).
-template <int WPR, int SUBTILES, class T, class OP>
+template <int WPR, class T, class OP>
 __device__ __forceinline__ T rotq_qt_row_combine(T x, uint32_t *red, OP op) {
     if (WPR == 1) return x;
     const unsigned warp = threadIdx.x >> 5;
     if ((threadIdx.x & 31u) == 0) red[warp] = *(uint32_t *)&x;
-    rotq_subtile_sync<32 * WPR, SUBTILES>(warp / WPR); // a row is one subtile
+    __syncthreads();
     const unsigned w0 = warp & ~(unsigned)(WPR - 1);
     if (WPR >= 8) {
         uint32_t u = red[w0 + (threadIdx.x & (unsigned)(WPR - 1))];
@@ -225,7 +225,7 @@ __device__ __forceinline__ void rotq_qt_reg_epilogue(const rotq_q_args &qa, floa
             }
         }
         float am = rotq_qt_reduce_scatter<NR>(m, lane, rotq_qt_max_op());
-        am = rotq_qt_row_combine<WPR, plan::SUBTILES>(am, red, rotq_qt_max_op());
+        am = rotq_qt_row_combine<WPR>(am, red, rotq_qt_max_op());
         if (mode != ROTQ_QT_SCALE_LARGE) am = __fmul_rn(am, fabsf(s));
         inv_l = rotq_quant_inv(am, K::QMAX);
         const unsigned lr = srow + (NR > 1 ? lane >> CB : 0u);
@@ -253,7 +253,7 @@ __device__ __forceinline__ void rotq_qt_reg_epilogue(const rotq_q_args &qa, floa
             }
         }
         uint32_t sum = rotq_qt_reduce_scatter<NR>(sums, lane, rotq_qt_add_op());
-        sum = rotq_qt_row_combine<WPR, plan::SUBTILES>(sum, red2, rotq_qt_add_op());
+        sum = rotq_qt_row_combine<WPR>(sum, red2, rotq_qt_add_op());
         const unsigned lr = srow + (NR > 1 ? lane >> CB : 0u);
         const bool writer = NR > 1 ? (lane & CM) == 0 : tid == 0;
         if (writer && lr < rv) qa.row_sums[row0 + lr] = (int32_t)sum;
