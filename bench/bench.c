@@ -411,7 +411,7 @@ int rotq__bench_check_quant_row(const void *x, rotq_dtype xdt, const rotq_quant_
     double ex = row_energy(x, xdt, n, tmp);
     rotq_quant_params dp = *qp;
     dp.rotate = NULL;
-    rotq_exec cpu = {ROTQ_BACKEND_CPU, 1, NULL};
+    rotq_exec cpu = {ROTQ_BACKEND_CPU, 1, NULL, NULL, 0};
     rotq_matrix qm = {(void *)q, qdt, 1, n, n};
     rotq_matrix ym = {tmp, ROTQ_DTYPE_F32, 1, n, n};
     rotq_status st = rotq_dequantize(&cpu, &dp, &qm, scales, &ym);

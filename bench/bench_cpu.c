@@ -186,7 +186,7 @@ int rotq__bench_cpu(rotq__bench *b) {
     cpu_state s;
     memset(&s, 0, sizeof s);
     s.b = b;
-    s.exec = (rotq_exec){ROTQ_BACKEND_CPU, o->threads, NULL};
+    s.exec = (rotq_exec){ROTQ_BACKEND_CPU, o->threads, NULL, NULL, 0};
     s.reps = o->reps ? o->reps : (o->quick ? 5 : 7);
     s.max_elements = o->quick ? CPU_QUICK_ELEMENTS : CPU_FULL_ELEMENTS;
     describe_cpu(b->res->device, sizeof b->res->device, o->threads);

@@ -448,7 +448,7 @@ int rotq__bench_cuda(rotq__bench *b) {
         }
         if (!cuda_ok(&s, cudaMemcpy(s.signs, hsig, sizeof hsig, cudaMemcpyHostToDevice))) goto cuda_fail;
     }
-    s.exec = (rotq_exec){ROTQ_BACKEND_CUDA, 0, (struct CUstream_st *)s.stream};
+    s.exec = (rotq_exec){ROTQ_BACKEND_CUDA, 0, (struct CUstream_st *)s.stream, NULL, 0};
     s.times = malloc((size_t)s.reps * sizeof(double));
     s.seed = malloc(SEED_ELEMENTS * sizeof(float));
     s.hseed = malloc(SEED_ELEMENTS * 2);

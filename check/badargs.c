@@ -8,6 +8,10 @@
  * leave two codes plausible for a mistake (e.g. a dtype value outside the enum:
  * UNSUPPORTED_DTYPE, or INVALID_FLAGS "out-of-range enum value"), both are
  * accepted and a comment says so; everything else expects one code.
+ * Every hadamard and quantize case also runs the op's workspace query with the
+ * same arguments, which must return the same status (the query validates with
+ * the op's code), except where the op's failure is in scales or row_sums, which
+ * the query does not take; a rejected query leaves *bytes alone.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -40,6 +44,8 @@ typedef struct ba_call {
     rotq_matrix a, b; /* hadamard: x, y; quantize: x, q; dequantize: q, y */
     void *scales, *sums;
     int null_exec, null_params, null_a, null_b, use_rot;
+    int query_ok; /* the failure is in an argument the workspace query does not take or check
+                     (scales, row_sums; the workspace's size, alignment and overlap) */
     const char *what;
     rotq_status expect[3];
     int nexpect;
@@ -52,6 +58,22 @@ typedef struct ba_call {
         for (int k_ = 0; k_ < c->nexpect; k_++) c->expect[k_] = e_[k_];            \
     } while (0)
 #define CASE(n, text) case n: c->what = text;
+/* What a CUDA call returns where the CPU backend ignores the workspace fields. */
+#define ON_CUDA(status) (c->ex.backend == ROTQ_BACKEND_CUDA ? (status) : ROTQ_OK)
+#define QUERY_OK c->query_ok = 1;
+/* A size that takes the CUDA two-pass path on every device: 12 * 4096 (no one-pass
+   factor kernel past 2^11), one row of f32 (192 KB of x, y and workspace). */
+#define TWO_PASS_CALL                                                                                    \
+    set_cols(c, 1, 12 * 4096);                                                                           \
+    c->hp = rotq_hadamard_params_default(12 * 4096);                                                     \
+    c->hp.factor = 12;
+#define TWO_PASS_BYTES ((size_t)12 * 4096 * 4)
+/* A quantize call that takes the CUDA two-step path on every device: f32 input
+   with a 28 * 512 rotation, 4 rows (the workspace goes in the unused y region). */
+#define TWO_STEP_CALL                                                                                    \
+    set_cols(c, 4, 14336);                                                                               \
+    c->use_rot = 1;                                                                                      \
+    c->rot = rotq_hadamard_params_default(14336);
 
 static rotq_matrix mat(void *data, rotq_dtype dt, int64_t rows, int64_t cols, int64_t stride) {
     rotq_matrix m = {data, dt, rows, cols, stride};
@@ -154,6 +176,15 @@ static int hadamard_case(int i, ba_call *c, const arena *A) {
     CASE(57, "backend 2 (past the enum)") c->ex.backend = (rotq_backend)2; EXPECT(ROTQ_ERR_INVALID_BACKEND); return 1;
     CASE(58, "backend -1") c->ex.backend = (rotq_backend)-1; EXPECT(ROTQ_ERR_INVALID_BACKEND); return 1;
     CASE(59, "size 128 larger than cols 64") c->hp = rotq_hadamard_params_default(128); EXPECT(ROTQ_ERR_INVALID_SHAPE); return 1;
+    /* rotq_exec's workspace (CUDA only; the CPU backend ignores the fields) */
+    CASE(60, "workspace_bytes 256 with workspace NULL") c->ex.workspace_bytes = 256; EXPECT(ON_CUDA(ROTQ_ERR_INVALID_ARGUMENT)); return 1;
+    CASE(61, "a misaligned workspace on a call that needs none (ignored; control)") c->ex.workspace = at(A, R_Q, 3); c->ex.workspace_bytes = 4096; EXPECT(ROTQ_OK); return 1;
+    CASE(62, "two-pass size with a one-row workspace (control)") TWO_PASS_CALL c->ex.workspace = at(A, R_Q, 0); c->ex.workspace_bytes = TWO_PASS_BYTES; EXPECT(ROTQ_OK); return 1;
+    CASE(63, "two-pass size, workspace one byte short of a row") TWO_PASS_CALL c->ex.workspace = at(A, R_Q, 0); c->ex.workspace_bytes = TWO_PASS_BYTES - 1; EXPECT(ON_CUDA(ROTQ_ERR_WORKSPACE)); QUERY_OK return 1;
+    CASE(64, "two-pass size, workspace 16 bytes off 256-byte alignment") TWO_PASS_CALL c->ex.workspace = at(A, R_Q, 16); c->ex.workspace_bytes = TWO_PASS_BYTES; EXPECT(ON_CUDA(ROTQ_ERR_WORKSPACE)); QUERY_OK return 1;
+    CASE(65, "two-pass size, workspace of 0 bytes") TWO_PASS_CALL c->ex.workspace = at(A, R_Q, 0); c->ex.workspace_bytes = 0; EXPECT(ON_CUDA(ROTQ_ERR_WORKSPACE)); QUERY_OK return 1;
+    CASE(66, "two-pass size, workspace overlapping y") TWO_PASS_CALL c->ex.workspace = at(A, R_Y, 0); c->ex.workspace_bytes = TWO_PASS_BYTES; EXPECT(ON_CUDA(ROTQ_ERR_OVERLAP)); QUERY_OK return 1;
+    CASE(67, "two-pass size, workspace overlapping x") TWO_PASS_CALL c->ex.workspace = at(A, R_X, 0); c->ex.workspace_bytes = TWO_PASS_BYTES; EXPECT(ON_CUDA(ROTQ_ERR_OVERLAP)); QUERY_OK return 1;
     default: return 0;
     }
 }
@@ -174,12 +205,12 @@ static int quantize_case(int i, ba_call *c, const arena *A) {
     CASE(8, "q NULL") c->null_b = 1; EXPECT(ROTQ_ERR_NULL_POINTER); return 1;
     CASE(9, "x->data NULL") x->data = NULL; EXPECT(ROTQ_ERR_NULL_POINTER); return 1;
     CASE(10, "q->data NULL") q->data = NULL; EXPECT(ROTQ_ERR_NULL_POINTER); return 1;
-    CASE(11, "scales NULL (int8 row)") c->scales = NULL; EXPECT(ROTQ_ERR_NULL_POINTER); return 1;
-    CASE(12, "scales NULL (fp8 row)") p->kind = ROTQ_QUANT_FP8_ROW; q->dtype = ROTQ_DTYPE_FP8_E4M3; c->sums = NULL; c->scales = NULL; EXPECT(ROTQ_ERR_NULL_POINTER); return 1;
-    CASE(13, "scales NULL (int4 group)") p->kind = ROTQ_QUANT_INT4_GROUP; p->group_size = 64; q->dtype = ROTQ_DTYPE_I4X2; c->sums = NULL; c->scales = NULL; EXPECT(ROTQ_ERR_NULL_POINTER); return 1;
-    CASE(14, "fp8 tensor with scales (must be NULL)") p->kind = ROTQ_QUANT_FP8_TENSOR; p->static_scale = 0.5f; q->dtype = ROTQ_DTYPE_FP8_E4M3; c->sums = NULL; EXPECT(ROTQ_ERR_INVALID_ARGUMENT); return 1;
-    CASE(15, "fp8 row with row sums (int8 only)") p->kind = ROTQ_QUANT_FP8_ROW; q->dtype = ROTQ_DTYPE_FP8_E4M3; EXPECT(ROTQ_ERR_INVALID_ARGUMENT); return 1;
-    CASE(16, "int4 group with row sums (int8 only)") p->kind = ROTQ_QUANT_INT4_GROUP; p->group_size = 32; q->dtype = ROTQ_DTYPE_I4X2; EXPECT(ROTQ_ERR_INVALID_ARGUMENT); return 1;
+    CASE(11, "scales NULL (int8 row)") c->scales = NULL; EXPECT(ROTQ_ERR_NULL_POINTER); QUERY_OK return 1;
+    CASE(12, "scales NULL (fp8 row)") p->kind = ROTQ_QUANT_FP8_ROW; q->dtype = ROTQ_DTYPE_FP8_E4M3; c->sums = NULL; c->scales = NULL; EXPECT(ROTQ_ERR_NULL_POINTER); QUERY_OK return 1;
+    CASE(13, "scales NULL (int4 group)") p->kind = ROTQ_QUANT_INT4_GROUP; p->group_size = 64; q->dtype = ROTQ_DTYPE_I4X2; c->sums = NULL; c->scales = NULL; EXPECT(ROTQ_ERR_NULL_POINTER); QUERY_OK return 1;
+    CASE(14, "fp8 tensor with scales (must be NULL)") p->kind = ROTQ_QUANT_FP8_TENSOR; p->static_scale = 0.5f; q->dtype = ROTQ_DTYPE_FP8_E4M3; c->sums = NULL; EXPECT(ROTQ_ERR_INVALID_ARGUMENT); QUERY_OK return 1;
+    CASE(15, "fp8 row with row sums (int8 only)") p->kind = ROTQ_QUANT_FP8_ROW; q->dtype = ROTQ_DTYPE_FP8_E4M3; EXPECT(ROTQ_ERR_INVALID_ARGUMENT); QUERY_OK return 1;
+    CASE(16, "int4 group with row sums (int8 only)") p->kind = ROTQ_QUANT_INT4_GROUP; p->group_size = 32; q->dtype = ROTQ_DTYPE_I4X2; EXPECT(ROTQ_ERR_INVALID_ARGUMENT); QUERY_OK return 1;
     /* kind outside the enum: "an out-of-range enum value" (docs/api.md) */
     CASE(17, "kind 4 (past the enum)") p->kind = (rotq_quant_kind)4; EXPECT(ROTQ_ERR_INVALID_FLAGS); return 1;
     CASE(18, "kind -1") p->kind = (rotq_quant_kind)-1; EXPECT(ROTQ_ERR_INVALID_FLAGS); return 1;
@@ -212,13 +243,13 @@ static int quantize_case(int i, ba_call *c, const arena *A) {
     /* rotq.h: an I4X2 stride "must also be even": a stride code, or "stride is not aligned" */
     CASE(43, "odd I4X2 q stride 129") p->kind = ROTQ_QUANT_INT4_GROUP; p->group_size = 32; q->dtype = ROTQ_DTYPE_I4X2; q->stride = 129; c->sums = NULL; EXPECT(ROTQ_ERR_INVALID_STRIDE, ROTQ_ERR_MISALIGNED); return 1;
     CASE(44, "x f16 data at an odd address") x->dtype = ROTQ_DTYPE_F16; x->data = at(A, R_X, 1); EXPECT(ROTQ_ERR_MISALIGNED); return 1;
-    CASE(45, "scales 1 byte off") c->scales = at(A, R_S, 1); EXPECT(ROTQ_ERR_MISALIGNED); return 1;
-    CASE(46, "row_sums 2 bytes off") c->sums = at(A, R_RS, 2); EXPECT(ROTQ_ERR_MISALIGNED); return 1;
+    CASE(45, "scales 1 byte off") c->scales = at(A, R_S, 1); EXPECT(ROTQ_ERR_MISALIGNED); QUERY_OK return 1;
+    CASE(46, "row_sums 2 bytes off") c->sums = at(A, R_RS, 2); EXPECT(ROTQ_ERR_MISALIGNED); QUERY_OK return 1;
     CASE(47, "q overlaps x") q->data = at(A, R_X, 16); EXPECT(ROTQ_ERR_OVERLAP); return 1;
-    CASE(48, "scales overlap q") c->scales = at(A, R_Q, 64); EXPECT(ROTQ_ERR_OVERLAP); return 1;
-    CASE(49, "row_sums overlap scales") c->sums = at(A, R_S, 8); EXPECT(ROTQ_ERR_OVERLAP); return 1;
-    CASE(50, "scales overlap x") c->scales = at(A, R_X, 128); EXPECT(ROTQ_ERR_OVERLAP); return 1;
-    CASE(51, "row_sums overlap q") c->sums = at(A, R_Q, 256); EXPECT(ROTQ_ERR_OVERLAP); return 1;
+    CASE(48, "scales overlap q") c->scales = at(A, R_Q, 64); EXPECT(ROTQ_ERR_OVERLAP); QUERY_OK return 1;
+    CASE(49, "row_sums overlap scales") c->sums = at(A, R_S, 8); EXPECT(ROTQ_ERR_OVERLAP); QUERY_OK return 1;
+    CASE(50, "scales overlap x") c->scales = at(A, R_X, 128); EXPECT(ROTQ_ERR_OVERLAP); QUERY_OK return 1;
+    CASE(51, "row_sums overlap q") c->sums = at(A, R_Q, 256); EXPECT(ROTQ_ERR_OVERLAP); QUERY_OK return 1;
     CASE(52, "rotation size 3 (cols 384)") set_cols(c, 4, 384); c->use_rot = 1; c->rot = rotq_hadamard_params_default(3); EXPECT(ROTQ_ERR_UNSUPPORTED_SIZE); return 1;
     CASE(53, "rotation factor 13") c->use_rot = 1; c->rot.factor = 13; EXPECT(ROTQ_ERR_INVALID_FACTOR); return 1;
     CASE(54, "rotation scale NaN") c->use_rot = 1; c->rot.scale = NAN; EXPECT(ROTQ_ERR_INVALID_SCALE); return 1;
@@ -226,6 +257,13 @@ static int quantize_case(int i, ba_call *c, const arena *A) {
     CASE(56, "rotation flags 0x4") c->use_rot = 1; c->rot.flags = 0x4u; EXPECT(ROTQ_ERR_INVALID_FLAGS); return 1;
     CASE(57, "rotation size 256 does not divide cols 128") c->use_rot = 1; c->rot = rotq_hadamard_params_default(256); EXPECT(ROTQ_ERR_INVALID_SHAPE); return 1;
     CASE(58, "backend 7") c->ex.backend = (rotq_backend)7; EXPECT(ROTQ_ERR_INVALID_BACKEND); return 1;
+    /* rotq_exec's workspace (CUDA only; the CPU backend ignores the fields) */
+    CASE(59, "workspace_bytes 64 with workspace NULL") c->ex.workspace_bytes = 64; EXPECT(ON_CUDA(ROTQ_ERR_INVALID_ARGUMENT)); return 1;
+    CASE(60, "two-step rotation with a workspace for every row (control)") TWO_STEP_CALL c->ex.workspace = at(A, R_Y, 0); c->ex.workspace_bytes = REGION - LEAD; EXPECT(ROTQ_OK); return 1;
+    CASE(61, "two-step rotation, workspace 16 bytes off 256-byte alignment") TWO_STEP_CALL c->ex.workspace = at(A, R_Y, 16); c->ex.workspace_bytes = REGION / 2; EXPECT(ON_CUDA(ROTQ_ERR_WORKSPACE)); QUERY_OK return 1;
+    CASE(62, "two-step rotation, workspace of 0 bytes") TWO_STEP_CALL c->ex.workspace = at(A, R_Y, 0); c->ex.workspace_bytes = 0; EXPECT(ON_CUDA(ROTQ_ERR_WORKSPACE)); QUERY_OK return 1;
+    CASE(63, "two-step rotation, workspace overlapping x") TWO_STEP_CALL c->ex.workspace = at(A, R_X, 0); c->ex.workspace_bytes = REGION / 2; EXPECT(ON_CUDA(ROTQ_ERR_OVERLAP)); QUERY_OK return 1;
+    CASE(64, "two-step rotation, workspace running into q") TWO_STEP_CALL c->ex.workspace = at(A, R_Y, 0); c->ex.workspace_bytes = 2 * REGION; EXPECT(ON_CUDA(ROTQ_ERR_OVERLAP)); QUERY_OK return 1;
     default: return 0;
     }
 }
@@ -264,6 +302,8 @@ static int dequantize_case(int i, ba_call *c, const arena *A) {
     CASE(26, "y overlaps q") y->data = at(A, R_Q, 0); EXPECT(ROTQ_ERR_OVERLAP); return 1;
     CASE(27, "y overlaps scales") y->data = at(A, R_S, 4); EXPECT(ROTQ_ERR_OVERLAP); return 1;
     CASE(28, "backend -1") c->ex.backend = (rotq_backend)-1; EXPECT(ROTQ_ERR_INVALID_BACKEND); return 1;
+    CASE(29, "workspace_bytes 64 with workspace NULL") c->ex.workspace_bytes = 64; EXPECT(ON_CUDA(ROTQ_ERR_INVALID_ARGUMENT)); return 1;
+    CASE(30, "a misaligned workspace (ignored: dequantize needs none; control)") c->ex.workspace = at(A, R_X, 8); c->ex.workspace_bytes = 100; EXPECT(ROTQ_OK); return 1;
     default: return 0;
     }
 }
@@ -276,6 +316,37 @@ static rotq_status call(ba_call *c) {
     const rotq_quant_params *p = c->null_params ? NULL : &c->qp;
     if (c->op == 1) return rotq_quantize(e, p, a, b, (float *)c->scales, (int32_t *)c->sums);
     return rotq_dequantize(e, p, a, (const float *)c->scales, b);
+}
+
+/* The op's workspace query with the call's arguments (hadamard and quantize). */
+static rotq_status call_query(ba_call *c, size_t *bytes) {
+    const rotq_exec *e = c->null_exec ? NULL : &c->ex;
+    const rotq_matrix *a = c->null_a ? NULL : &c->a, *b = c->null_b ? NULL : &c->b;
+    if (c->op == 0) return rotq_hadamard_workspace_size(e, c->null_params ? NULL : &c->hp, a, b, bytes);
+    c->qp.rotate = c->use_rot ? &c->rot : NULL;
+    return rotq_quantize_workspace_size(e, c->null_params ? NULL : &c->qp, a, b, bytes);
+}
+
+/* The query returns the op's status for the same arguments (ROTQ_OK where the op
+   fails on something the query does not take), writes *bytes only on success, and
+   reports 0 bytes on the CPU. */
+static void judge_query(ck_result *r, ba_call *c, rotq_backend b) {
+    if (c->op > 1) return;
+    const size_t unset = (size_t)0x5a5a5a5a;
+    size_t bytes = unset;
+    rotq_status st = call_query(c, &bytes);
+    int ok = 0;
+    if (c->query_ok || c->expect[0] == ROTQ_OK) {
+        ok = st == ROTQ_OK;
+    } else {
+        for (int k = 0; k < c->nexpect; k++) ok |= st == c->expect[k];
+    }
+    if (!ok)
+        ck_fail(r, "the workspace query returned %s where the op's status is %s%s", rotq_status_name(st),
+                rotq_status_name(c->expect[0]), c->query_ok ? " (the query does not take that argument: ROTQ_OK)" : "");
+    if (st != ROTQ_OK && bytes != unset) ck_fail(r, "a rejected workspace query wrote *bytes (%zu)", bytes);
+    if (st == ROTQ_OK && b == ROTQ_BACKEND_CPU && bytes != 0)
+        ck_fail(r, "the workspace query on the CPU backend reported %zu bytes, expected 0", bytes);
 }
 
 static const char *region_name(size_t off) {
@@ -295,6 +366,7 @@ static void judge(ck_result *r, ba_call *c, arena *A, rotq_backend b) {
         ck_skip(r, "control not supported on this backend");
         return;
     }
+    judge_query(r, c, b); /* before the memory comparison, which then covers it too */
     int ok = 0;
     for (int k = 0; k < c->nexpect; k++) ok |= st == c->expect[k];
     if (!ok) {
@@ -398,6 +470,37 @@ static void check_small_entry_points(ck_result *r) {
     WANT(rotq_cuda_device_count(NULL), ROTQ_ERR_NULL_POINTER);
     WANT(rotq_cuda_device_describe(-1, text, sizeof text), ROTQ_ERR_INVALID_ARGUMENT, ROTQ_ERR_BACKEND_UNAVAILABLE);
     WANT(rotq_cuda_device_describe(0, NULL, 64), ROTQ_ERR_NULL_POINTER, ROTQ_ERR_BACKEND_UNAVAILABLE);
+
+    /* The workspace queries on the CPU: *bytes NULL first, then the op's checks;
+       0 bytes for the shapes that take a fallback path on CUDA (two passes at
+       12 * 4096; f32 input with a 28 * 512 rotation), whatever the workspace
+       fields hold (the CPU ignores them). */
+    enum { N = 12 * 4096 };
+    float *xf = malloc(sizeof(float) * 2 * N);
+    int8_t *qi = malloc(N);
+    if (!xf || !qi) {
+        ck_fail(r, "host allocation failed");
+    } else {
+        rotq_exec cpu = {ROTQ_BACKEND_CPU, 0, NULL, (void *)(uintptr_t)1, 5};
+        rotq_hadamard_params hp = rotq_hadamard_params_default(N), rp = rotq_hadamard_params_default(14336);
+        hp.factor = 12;
+        rotq_matrix mx = {xf, ROTQ_DTYPE_F32, 1, N, N}, my = {xf + N, ROTQ_DTYPE_F32, 1, N, N};
+        rotq_matrix qx = {xf, ROTQ_DTYPE_F32, 2, 14336, 14336}, qq = {qi, ROTQ_DTYPE_I8, 2, 14336, 14336};
+        rotq_quant_params qp = {ROTQ_QUANT_INT8_ROW, 0, 0.0f, &rp};
+        size_t bytes = 7;
+        WANT(rotq_hadamard_workspace_size(&cpu, &hp, &mx, &my, NULL), ROTQ_ERR_NULL_POINTER);
+        WANT(rotq_quantize_workspace_size(&cpu, &qp, &qx, &qq, NULL), ROTQ_ERR_NULL_POINTER);
+        WANT(rotq_hadamard_workspace_size(NULL, &hp, &mx, &my, &bytes), ROTQ_ERR_NULL_POINTER);
+        WANT(rotq_quantize_workspace_size(&cpu, NULL, &qx, &qq, &bytes), ROTQ_ERR_NULL_POINTER);
+        if (bytes != 7) ck_fail(r, "a rejected workspace query wrote *bytes");
+        WANT(rotq_hadamard_workspace_size(&cpu, &hp, &mx, &my, &bytes), ROTQ_OK);
+        if (bytes != 0) ck_fail(r, "rotq_hadamard_workspace_size on the CPU: %zu bytes, expected 0", bytes);
+        bytes = 7;
+        WANT(rotq_quantize_workspace_size(&cpu, &qp, &qx, &qq, &bytes), ROTQ_OK);
+        if (bytes != 0) ck_fail(r, "rotq_quantize_workspace_size on the CPU: %zu bytes, expected 0", bytes);
+    }
+    free(xf);
+    free(qi);
 #undef WANT
 }
 
@@ -409,18 +512,25 @@ static void check_cuda_unavailable(ck_result *r) {
     for (int i = 0; i < 256; i++) x[i] = (float)i, y[i] = -1.0f, q[i] = 0x5a;
     memcpy(ycopy, y, sizeof y);
     memcpy(qcopy, q, sizeof q);
-    rotq_exec e = {ROTQ_BACKEND_CUDA, 0, NULL};
+    rotq_exec e = {ROTQ_BACKEND_CUDA, 0, NULL, NULL, 0};
     rotq_hadamard_params hp = rotq_hadamard_params_default(64);
     rotq_matrix mx = {x, ROTQ_DTYPE_F32, 4, 64, 64}, my = {y, ROTQ_DTYPE_F32, 4, 64, 64};
     rotq_matrix mq = {q, ROTQ_DTYPE_I8, 4, 64, 64};
     rotq_quant_params qp = {ROTQ_QUANT_INT8_ROW, 0, 0.0f, NULL};
     rotq_status st[3] = {rotq_hadamard(&e, &hp, &mx, &my), rotq_quantize(&e, &qp, &mx, &mq, s, NULL),
                          rotq_dequantize(&e, &qp, &mq, s, &my)};
-    static const char *names[3] = {"rotq_hadamard", "rotq_quantize", "rotq_dequantize"};
-    for (int i = 0; i < 3; i++)
-        if (st[i] != ROTQ_ERR_BACKEND_UNAVAILABLE)
+    size_t bytes[2] = {7, 7};
+    rotq_status qst[2] = {rotq_hadamard_workspace_size(&e, &hp, &mx, &my, &bytes[0]),
+                          rotq_quantize_workspace_size(&e, &qp, &mx, &mq, &bytes[1])};
+    static const char *names[5] = {"rotq_hadamard", "rotq_quantize", "rotq_dequantize", "rotq_hadamard_workspace_size",
+                                   "rotq_quantize_workspace_size"};
+    for (int i = 0; i < 5; i++) {
+        rotq_status got = i < 3 ? st[i] : qst[i - 3];
+        if (got != ROTQ_ERR_BACKEND_UNAVAILABLE)
             ck_fail(r, "%s on CUDA without a device returned %s, expected ROTQ_ERR_BACKEND_UNAVAILABLE", names[i],
-                    rotq_status_name(st[i]));
+                    rotq_status_name(got));
+    }
+    if (bytes[0] != 7 || bytes[1] != 7) ck_fail(r, "a rejected workspace query wrote *bytes");
     if (memcmp(y, ycopy, sizeof y) || memcmp(q, qcopy, sizeof q)) ck_fail(r, "a rejected CUDA call wrote host memory");
 }
 

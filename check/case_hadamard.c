@@ -21,6 +21,9 @@ typedef struct had_case {
     int inplace;
     int offset;  /* data pointers start this many elements into their allocations */
     int variant; /* CPU thread count / CUDA stream choice */
+    int ws;      /* CUDA workspace: 1 the call takes the two-pass path (the workspace
+                    protocol, workspace.c), -1 it needs none (the query must say 0),
+                    0 not asserted; on the CPU the query must say 0 for every case */
 } had_case;
 
 static const int32_t k_factors[] = {12, 20, 28, 36, 40, 44, 52, 60, 108, 116, 124, 140, 156, 172};
@@ -31,13 +34,15 @@ static void case_name(const had_case *h, char *buf, size_t n) {
     if (h->factor == ROTQ_HADAMARD_FACTOR_AUTO) snprintf(f, sizeof f, "auto");
     else if (h->factor == ROTQ_HADAMARD_FACTOR_POW2) snprintf(f, sizeof f, "pow2");
     else snprintf(f, sizeof f, "%d", h->factor);
+    char ws[32] = "";
+    if (h->ws) snprintf(ws, sizeof ws, " workspace=%s", h->ws > 0 ? "fallback" : "none");
     snprintf(buf, n,
              "hadamard n=%d factor=%s%s signs=%d scale=%s %s->%s rows=%lld cols=%lld xs=%lld ys=%lld %s"
-             " off=%d v=%d",
+             " off=%d v=%d%s",
              h->size, f, (h->flags & ROTQ_HADAMARD_TRANSPOSE_FACTOR) ? "^T" : "", h->signs,
              h->unit_scale ? "1" : "1/sqrt(n)", rotq_dtype_name(h->din), rotq_dtype_name(h->dout),
              (long long)h->rows, (long long)h->cols, (long long)h->xs, (long long)h->ys,
-             h->inplace ? "in-place" : "out-of-place", h->offset, h->variant);
+             h->inplace ? "in-place" : "out-of-place", h->offset, h->variant, ws);
 }
 
 /* Host-side inputs and the reference of one case (shared by all backends). */
@@ -106,6 +111,66 @@ static int64_t first_padding_change(const unsigned char *now, const unsigned cha
     return -1;
 }
 
+/* The workspace protocol's view of one case on one backend (ck_ws_call). */
+typedef struct had_ws {
+    const had_case *h;
+    const had_data *d;
+    const rotq_hadamard_params *p;
+    const rotq_matrix *mx, *my;
+    ck_buf *bx, *by;
+    const unsigned char *pooled; /* the output bytes of the pooled call */
+    unsigned char *tmp;
+} had_ws;
+
+static rotq_status had_ws_query(void *ctx, const rotq_exec *e, int one_row, size_t *bytes) {
+    const had_ws *w = ctx;
+    rotq_matrix x = *w->mx, y = *w->my;
+    if (one_row) x.rows = y.rows = 1;
+    return rotq_hadamard_workspace_size(e, w->p, &x, &y, bytes);
+}
+
+static rotq_status had_ws_run(void *ctx, const rotq_exec *e) {
+    const had_ws *w = ctx;
+    int bad = w->h->inplace ? ck_buf_upload(w->bx, w->d->x, w->d->xbytes) : ck_buf_upload(w->by, w->d->y0, w->d->ybytes);
+    if (bad) return ROTQ_ERR_CUDA; /* reported as an unexpected status */
+    return rotq_hadamard(e, w->p, w->mx, w->my);
+}
+
+static void had_ws_outputs_are(void *ctx, int pooled, ck_result *r, const char *what) {
+    const had_ws *w = ctx;
+    const unsigned char *want = pooled ? w->pooled : w->h->inplace ? w->d->x : w->d->y0;
+    if (ck_buf_download(w->h->inplace ? w->bx : w->by, w->tmp, w->d->ybytes)) {
+        ck_fail(r, "workspace of %s: %s", what, ck_buf_error());
+        return;
+    }
+    for (size_t k = 0; k < w->d->ybytes; k++)
+        if (w->tmp[k] != want[k]) {
+            size_t e = k / ck_dtype_bytes(w->h->dout, 1);
+            ck_fail(r, "workspace of %s: output byte %zu (row %lld col %lld) %s", what, k,
+                    (long long)(e / (size_t)w->h->ys), (long long)(e % (size_t)w->h->ys),
+                    pooled ? "differs from the pooled call's" : "written by a rejected call");
+            return;
+        }
+}
+
+/* The workspace query on every backend, and the workspace protocol on CUDA for
+   the cases that take the two-pass path (h->ws > 0). */
+static void check_workspace(const had_case *h, had_ws *w, rotq_backend b, struct CUstream_st *stream,
+                            const rotq_exec *ex, ck_result *r) {
+    size_t bytes = 12345;
+    rotq_status st = rotq_hadamard_workspace_size(ex, w->p, w->mx, w->my, &bytes);
+    if (st != ROTQ_OK) {
+        ck_fail(r, "rotq_hadamard_workspace_size returned %s", rotq_status_name(st));
+        return;
+    }
+    if ((b == ROTQ_BACKEND_CPU || h->ws < 0) && bytes != 0)
+        ck_fail(r, "rotq_hadamard_workspace_size: %zu bytes, expected 0 (%s)", bytes,
+                b == ROTQ_BACKEND_CPU ? "the CPU backend needs none" : "a one-pass size");
+    if (b != ROTQ_BACKEND_CUDA || h->ws <= 0) return;
+    const ck_ws_call call = {w, had_ws_query, had_ws_run, had_ws_outputs_are};
+    ck_workspace_protocol(&call, b, stream, ex, r);
+}
+
 static void run_backend(const had_case *h, const had_data *d, rotq_backend b, ck_result *r) {
     ck_buf bx = {0}, by = {0}, bs = {0};
     size_t es_x = ck_dtype_bytes(h->din, 1), es_y = ck_dtype_bytes(h->dout, 1);
@@ -149,6 +214,14 @@ static void run_backend(const had_case *h, const had_data *d, rotq_backend b, ck
     if (pad >= 0)
         ck_fail(r, "output padding written: row %lld col %lld", (long long)(pad / h->ys), (long long)(pad % h->ys));
     if (!h->inplace && memcmp(x, d->x, d->xbytes) != 0) ck_fail(r, "the input x was modified");
+    unsigned char *tmp = malloc(d->ybytes);
+    if (!tmp) {
+        ck_fail(r, "host allocation failed");
+        goto done;
+    }
+    had_ws w = {.h = h, .d = d, .p = &p, .mx = &mx, .my = &my, .bx = &bx, .by = &by, .pooled = y, .tmp = tmp};
+    check_workspace(h, &w, b, stream, &ex, r);
+    free(tmp);
 done:
     ck_stream_free(b, stream);
     ck_buf_free(&bx);
@@ -505,4 +578,26 @@ void ck_op_hadamard(ck_ctx *c) {
         h = base_case(40 * 1024, 40, F16, F16, 401); /* column slices */
         emit(c, h);
     }
+
+    /* Caller workspaces (rotq_exec.workspace; on CUDA the protocol of workspace.c:
+       preferred, one-row and other sizes bit-identical to the pooled call, too
+       small / misaligned / empty rejected with the output untouched). The two-pass
+       path: 2^m = 4096 (no one-pass factor kernel past 2^11), K = 52 at 2^10 (W
+       past shared memory), 16-bit and f32, a strided output, in place, signs. Then
+       sizes that need none: a power of two, and 28 * 512 (one pass). */
+    h = base_case(12 * 4096, 12, BF16, F32, 3);
+    h.ys += 4, h.signs = 1, h.ws = 1;
+    emit(c, h);
+    h = base_case(12 * 4096, 12, F32, F32, 2);
+    h.inplace = 1, h.ws = 1;
+    emit(c, h);
+    h = base_case(52 * 1024, 52, F16, F16, 5);
+    h.flags = ROTQ_HADAMARD_TRANSPOSE_FACTOR, h.ws = 1;
+    emit(c, h);
+    h = base_case(4096, ROTQ_HADAMARD_FACTOR_POW2, F16, F16, 4);
+    h.ws = -1;
+    emit(c, h);
+    h = base_case(28 * 512, 28, BF16, BF16, 4);
+    h.ws = -1;
+    emit(c, h);
 }

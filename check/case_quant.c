@@ -49,6 +49,9 @@ typedef struct quant_case {
     int row_sums; /* INT8_ROW: ask for row sums */
     int offset;   /* elements into the allocations */
     int variant;
+    int ws;       /* CUDA workspace: 1 the call takes the two-step path (the workspace
+                     protocol, workspace.c), -1 it needs none (the query must say 0),
+                     0 not asserted; on the CPU the query must say 0 for every case */
 } quant_case;
 
 static const char *kind_name(rotq_quant_kind k) {
@@ -63,12 +66,14 @@ static void case_name(const quant_case *q, char *buf, size_t n) {
     if (q->rotate)
         snprintf(rot, sizeof rot, "rotate=n%d/factor%d%s/signs%d%s", q->rsize, q->rfactor,
                  (q->rflags & ROTQ_HADAMARD_TRANSPOSE_FACTOR) ? "^T" : "", q->rsigns, rs);
+    char ws[32] = "";
+    if (q->ws) snprintf(ws, sizeof ws, " workspace=%s", q->ws > 0 ? "fallback" : "none");
     snprintf(buf, n,
              "quantize %s group=%d static=%g %s in=%s rows=%lld cols=%lld xs=%lld qs=%lld special=%d%s"
-             " row_sums=%d off=%d v=%d",
+             " row_sums=%d off=%d v=%d%s",
              kind_name(q->kind), q->group, (double)q->static_scale, rot, rotq_dtype_name(q->din),
              (long long)q->rows, (long long)q->cols, (long long)q->xs, (long long)q->qs, q->special, sc, q->row_sums,
-             q->offset, q->variant);
+             q->offset, q->variant, ws);
 }
 
 /* ---- inputs ---- */
@@ -321,6 +326,68 @@ static void compare_exact(const quant_case *qc, const quant_data *d, const uint3
     ck_note(res, "exact mode: codes, scales and row sums must be bit-identical to formats.h in float");
 }
 
+/* The workspace protocol's view of one case on one backend (ck_ws_call). */
+typedef struct quant_ws {
+    const quant_data *d;
+    const rotq_quant_params *p;
+    const rotq_matrix *mx, *mq;
+    ck_buf *bq, *bsc, *bsum;
+    const unsigned char *pois_s, *pois_r;            /* initial scales and row sums */
+    const unsigned char *q, *scales, *sums;          /* the pooled call's outputs */
+    unsigned char *tq, *ts, *tr;                     /* downloads */
+} quant_ws;
+
+static rotq_status quant_ws_query(void *ctx, const rotq_exec *e, int one_row, size_t *bytes) {
+    const quant_ws *w = ctx;
+    rotq_matrix x = *w->mx, q = *w->mq;
+    if (one_row) x.rows = q.rows = 1;
+    return rotq_quantize_workspace_size(e, w->p, &x, &q, bytes);
+}
+
+static rotq_status quant_ws_run(void *ctx, const rotq_exec *e) {
+    const quant_ws *w = ctx;
+    const quant_data *d = w->d;
+    if (ck_buf_upload(w->bq, d->q0, d->qbytes) || (d->sbytes && ck_buf_upload(w->bsc, w->pois_s, d->sbytes)) ||
+        (d->rbytes && ck_buf_upload(w->bsum, w->pois_r, d->rbytes)))
+        return ROTQ_ERR_CUDA; /* reported as an unexpected status */
+    return rotq_quantize(e, w->p, w->mx, w->mq, d->sbytes ? (float *)w->bsc->data : NULL,
+                         d->rbytes ? (int32_t *)w->bsum->data : NULL);
+}
+
+static void quant_ws_outputs_are(void *ctx, int pooled, ck_result *res, const char *what) {
+    const quant_ws *w = ctx;
+    const quant_data *d = w->d;
+    if (ck_buf_download(w->bq, w->tq, d->qbytes) || (d->sbytes && ck_buf_download(w->bsc, w->ts, d->sbytes)) ||
+        (d->rbytes && ck_buf_download(w->bsum, w->tr, d->rbytes))) {
+        ck_fail(res, "workspace of %s: %s", what, ck_buf_error());
+        return;
+    }
+    const char *how = pooled ? "differ from the pooled call's" : "were written by a rejected call";
+    if (memcmp(w->tq, pooled ? w->q : d->q0, d->qbytes) != 0) ck_fail(res, "workspace of %s: the codes %s", what, how);
+    if (d->sbytes && memcmp(w->ts, pooled ? w->scales : w->pois_s, d->sbytes) != 0)
+        ck_fail(res, "workspace of %s: the scales %s", what, how);
+    if (d->rbytes && memcmp(w->tr, pooled ? w->sums : w->pois_r, d->rbytes) != 0)
+        ck_fail(res, "workspace of %s: the row sums %s", what, how);
+}
+
+/* The workspace query on every backend, and the workspace protocol on CUDA for
+   the cases that take the two-step path (qc->ws > 0). */
+static void check_workspace(const quant_case *qc, quant_ws *w, rotq_backend b, struct CUstream_st *stream,
+                            const rotq_exec *ex, ck_result *res) {
+    size_t bytes = 12345;
+    rotq_status st = rotq_quantize_workspace_size(ex, w->p, w->mx, w->mq, &bytes);
+    if (st != ROTQ_OK) {
+        ck_fail(res, "rotq_quantize_workspace_size returned %s", rotq_status_name(st));
+        return;
+    }
+    if ((b == ROTQ_BACKEND_CPU || qc->ws < 0) && bytes != 0)
+        ck_fail(res, "rotq_quantize_workspace_size: %zu bytes, expected 0 (%s)", bytes,
+                b == ROTQ_BACKEND_CPU ? "the CPU backend needs none" : "a fused path");
+    if (b != ROTQ_BACKEND_CUDA || qc->ws <= 0) return;
+    const ck_ws_call call = {w, quant_ws_query, quant_ws_run, quant_ws_outputs_are};
+    ck_workspace_protocol(&call, b, stream, ex, res);
+}
+
 static void run_backend(const quant_case *qc, const quant_data *d, rotq_backend b, ck_result *res) {
     int64_t rows = qc->rows, cols = qc->cols;
     ck_buf bx = {0}, bq = {0}, bsc = {0}, bsum = {0}, bsg = {0};
@@ -388,6 +455,18 @@ static void run_backend(const quant_case *qc, const quant_data *d, rotq_backend 
                 break;
             }
     if (memcmp(x, d->x, d->xbytes) != 0) ck_fail(res, "the input x was modified");
+    {
+        unsigned char *tq = malloc(d->qbytes), *ts = malloc(d->sbytes + 1), *tr = malloc(d->rbytes + 1);
+        if (tq && ts && tr) {
+            quant_ws w = {.d = d, .p = &p, .mx = &mx, .mq = &mq, .bq = &bq, .bsc = &bsc, .bsum = &bsum,
+                          .pois_s = pois_s, .pois_r = pois_r, .q = q, .scales = (const unsigned char *)gs,
+                          .sums = (const unsigned char *)gsum, .tq = tq, .ts = ts, .tr = tr};
+            check_workspace(qc, &w, b, stream, &e, res);
+        } else {
+            ck_fail(res, "host allocation failed");
+        }
+        free(tq), free(ts), free(tr);
+    }
 done:
     ck_stream_free(b, stream);
     ck_buf_free(&bx), ck_buf_free(&bq), ck_buf_free(&bsc), ck_buf_free(&bsum), ck_buf_free(&bsg);
@@ -665,4 +744,32 @@ void ck_op_quantize(ck_ctx *c) {
         q = rotated(base(ROTQ_QUANT_INT8_ROW, 0, ROTQ_DTYPE_BF16, 20001, 64), 64, ROTQ_HADAMARD_FACTOR_AUTO, 0, 1);
         run_case(c, q);
     }
+    /* Caller workspaces (rotq_exec.workspace; on CUDA the protocol of workspace.c).
+       The two-step path: f32 input with a K * 2^m rotation; a block-diagonal K *
+       2^m rotation; a rotation that itself takes two passes (52 * 1024: a second
+       buffer); power-of-two blocks over rows longer than the fused kernels' shared
+       memory, 17 rows (past 2^20 elements: every chunk must rotate with the
+       kernel the pool's chunk does). Then calls that need none: fused rotations
+       (4096; 28 * 512 in 16 bits) and no rotation. */
+    q = rotated(base(ROTQ_QUANT_INT8_ROW, 0, ROTQ_DTYPE_F32, 7, 14336), 14336, 28, 0, 1);
+    q.ws = 1;
+    run_case(c, q);
+    q = rotated(base(ROTQ_QUANT_INT4_GROUP, 128, ROTQ_DTYPE_BF16, 3, 2 * 14336), 14336, 28, 0, 0);
+    q.ws = 1;
+    run_case(c, q);
+    q = rotated(base(ROTQ_QUANT_FP8_ROW, 0, ROTQ_DTYPE_F32, 3, 53248), 53248, 52, ROTQ_HADAMARD_TRANSPOSE_FACTOR, 1);
+    q.ws = 1;
+    run_case(c, q);
+    q = rotated(base(ROTQ_QUANT_INT8_ROW, 0, ROTQ_DTYPE_F16, 17, 65536), 4096, ROTQ_HADAMARD_FACTOR_POW2, 0, 1);
+    q.ws = 1;
+    run_case(c, q);
+    q = rotated(base(ROTQ_QUANT_INT8_ROW, 0, ROTQ_DTYPE_F16, 4, 4096), 4096, ROTQ_HADAMARD_FACTOR_POW2, 0, 1);
+    q.ws = -1;
+    run_case(c, q);
+    q = rotated(base(ROTQ_QUANT_FP8_ROW, 0, ROTQ_DTYPE_BF16, 4, 14336), 14336, 28, 0, 0);
+    q.ws = -1;
+    run_case(c, q);
+    q = base(ROTQ_QUANT_INT4_GROUP, 64, ROTQ_DTYPE_F32, 4, 14336);
+    q.ws = -1;
+    run_case(c, q);
 }

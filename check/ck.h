@@ -59,6 +59,22 @@ void ck_note(ck_result *r, const char *fmt, ...)
 rotq_exec ck_exec(rotq_backend b, int variant, struct CUstream_st *stream);
 const char *ck_backend_name(rotq_backend b);
 
+/* An op call that takes a CUDA fallback path, for the workspace protocol. */
+typedef struct ck_ws_call {
+    void *ctx;
+    /* The call's workspace query; one_row: the same call on its first row only. */
+    rotq_status (*query)(void *ctx, const rotq_exec *e, int one_row, size_t *bytes);
+    /* Restores the call's outputs (and an in-place input) to their initial bytes,
+       then enqueues the call on e; returns its status. */
+    rotq_status (*run)(void *ctx, const rotq_exec *e);
+    /* After a synchronization: whether the outputs hold the pooled call's bytes
+       (pooled) or their initial ones; a mismatch fails r, naming `what`. */
+    void (*outputs_are)(void *ctx, int pooled, ck_result *r, const char *what);
+} ck_ws_call;
+/* The protocol of workspace.c on backend b; ex: the exec of the pooled call. */
+void ck_workspace_protocol(const ck_ws_call *call, rotq_backend b, struct CUstream_st *stream, const rotq_exec *ex,
+                           ck_result *r);
+
 /* The ops (each enumerates its table and runs every case on every backend). */
 void ck_op_api(ck_ctx *c);        /* api.c: status strings, version, factors, picking */
 void ck_op_hadamard(ck_ctx *c);   /* case_hadamard.c */

@@ -31,7 +31,7 @@ extern "C" {
 #endif
 
 #define ROTQ_VERSION_MAJOR 0
-#define ROTQ_VERSION_MINOR 1
+#define ROTQ_VERSION_MINOR 2
 #define ROTQ_VERSION_PATCH 0
 
 /* ------------------------------------------------------------------------- */
@@ -60,13 +60,15 @@ extern "C" {
       "the backend is not compiled into this build, or no usable device is present")              \
     X(ROTQ_ERR_NOT_SUPPORTED, -15, "this op or configuration is not implemented on this backend")  \
     X(ROTQ_ERR_OUT_OF_MEMORY, -16, "a host allocation failed")                                     \
-    X(ROTQ_ERR_CUDA, -17, "a CUDA runtime call or kernel launch failed")
+    X(ROTQ_ERR_CUDA, -17, "a CUDA runtime call or kernel launch failed")                           \
+    X(ROTQ_ERR_WORKSPACE, -18,                                                                     \
+      "workspace too small or misaligned for this call (see rotq_*_workspace_size)")
 
 typedef enum rotq_status {
 #define ROTQ_STATUS_ENUM_(name, value, text) name = value,
     ROTQ_STATUS_MAP(ROTQ_STATUS_ENUM_)
 #undef ROTQ_STATUS_ENUM_
-    ROTQ_STATUS_MIN = -17 /* most negative code; keep in sync with the table */
+    ROTQ_STATUS_MIN = -18 /* most negative code; keep in sync with the table */
 } rotq_status;
 
 /* Human-readable explanation; never NULL (unknown codes get a generic text). */
@@ -121,6 +123,19 @@ typedef struct rotq_exec {
     rotq_backend backend;
     int threads;                /* CPU: worker threads; 0 = one per core. Ignored by CUDA. */
     struct CUstream_st *stream; /* CUDA: stream to enqueue on; NULL = legacy default stream. */
+    /* CUDA only (the CPU backend ignores both). NULL (and workspace_bytes 0): a call
+       that needs a scratch buffer draws it from the stream-ordered pool
+       (cudaMallocAsync on `stream`). Otherwise device memory of workspace_bytes
+       bytes, 256-byte aligned, that the call may use as scratch until the work it
+       enqueued on `stream` completes (stream-ordered, like any CUDA library
+       workspace). Which calls need one, and how much: rotq_hadamard_workspace_size,
+       rotq_quantize_workspace_size. A call that needs none ignores it; one that
+       needs one returns ROTQ_ERR_WORKSPACE when it is misaligned or smaller than
+       one row's share, ROTQ_ERR_OVERLAP when it overlaps the call's buffers.
+       workspace_bytes > 0 with workspace NULL is ROTQ_ERR_INVALID_ARGUMENT.
+       Added in 0.2: code built against an older rotq.h must be recompiled. */
+    void *workspace;
+    size_t workspace_bytes;
 } rotq_exec;
 
 /* Whether the backend is compiled in and usable now (CUDA: a device is present). */
@@ -224,6 +239,22 @@ ROTQ_API int32_t rotq_hadamard_factor_at(int index);
 ROTQ_API rotq_status rotq_hadamard(const rotq_exec *exec, const rotq_hadamard_params *p,
                                    const rotq_matrix *x, const rotq_matrix *y);
 
+/*
+ * The device workspace rotq_hadamard(exec, p, x, y) would use, in *bytes: what it
+ * takes from the stream-ordered pool when exec->workspace is NULL, and the size
+ * to pass as exec->workspace_bytes for the same chunking. 0 when the call needs
+ * none: every CPU call, and every CUDA call that a one-pass kernel takes (all
+ * but K*2^m sizes whose fp32 row does not fit in shared memory, which take two
+ * passes through an fp32 buffer of rows x cols, in chunks of at most 64 MB).
+ * A smaller workspace is accepted down to one row of the chunk (the size this
+ * query reports for the same call with one row); rows then go in smaller
+ * chunks, with the same results. Validates the arguments as rotq_hadamard does
+ * and returns the same status for them (CUDA: ROTQ_ERR_BACKEND_UNAVAILABLE
+ * without a usable device); writes *bytes only on success.
+ */
+ROTQ_API rotq_status rotq_hadamard_workspace_size(const rotq_exec *exec, const rotq_hadamard_params *p,
+                                                  const rotq_matrix *x, const rotq_matrix *y, size_t *bytes);
+
 /* ------------------------------------------------------------------------- */
 /* Quantization (optionally fused with a rotation)                           */
 /* ------------------------------------------------------------------------- */
@@ -264,6 +295,19 @@ typedef struct rotq_quant_params {
 ROTQ_API rotq_status rotq_quantize(const rotq_exec *exec, const rotq_quant_params *p,
                                    const rotq_matrix *x, const rotq_matrix *q, float *scales,
                                    int32_t *row_sums);
+
+/*
+ * The device workspace rotq_quantize(exec, p, x, q, ...) would use, in *bytes
+ * (as rotq_hadamard_workspace_size). 0 for every CPU call and for every CUDA
+ * call that a fused kernel takes; > 0 where a rotation goes through an fp32
+ * buffer of the rotated rows before the quantize kernels: a K*2^m rotation of
+ * f32 input, a block-diagonal K*2^m rotation, rows longer than the fused
+ * kernels' shared memory (and, when that rotation itself takes two passes, a
+ * second buffer for them). Validates as rotq_quantize does, except for scales
+ * and row_sums, which it does not take.
+ */
+ROTQ_API rotq_status rotq_quantize_workspace_size(const rotq_exec *exec, const rotq_quant_params *p,
+                                                  const rotq_matrix *x, const rotq_matrix *q, size_t *bytes);
 
 /*
  * y = q * scale, the inverse of rotq_quantize without the rotation (p->rotate

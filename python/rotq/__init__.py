@@ -21,7 +21,7 @@ from . import _core, _ffi
 from ._ffi import RotqError, library_path
 from ._numpy_ns import NumpyNS as _NP
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "RotqError",
@@ -30,6 +30,8 @@ __all__ = [
     "hadamard",
     "quantize",
     "dequantize",
+    "hadamard_workspace_size",
+    "quantize_workspace_size",
     "hadamard_factor_matrix",
     "hadamard_factors",
     "pick_factor",
@@ -323,6 +325,53 @@ def dequantize(q, scales, kind="int8", group_size=128, static_scale=None, dtype=
     return _core.dequantize(_NP, q, scales, kind, group_size,
                             static if kind == _ffi.ROTQ_QUANT_FP8_TENSOR else None,
                             _np_out_dtype(dtype))
+
+
+# ---------------------------------------------------------------------------
+# Workspace queries
+# ---------------------------------------------------------------------------
+
+def hadamard_workspace_size(x, size=None, scale=None, signs=None, k=None, transpose=False,
+                            out=None, inplace=False):
+    """Bytes of device workspace that ``hadamard(x, ...)`` with the same arguments
+    uses (rotq_hadamard_workspace_size): 0 for numpy arrays and CPU tensors, and
+    for every CUDA size a one-pass kernel takes; > 0 for the K*2^m sizes that take
+    two passes through an fp32 buffer (e.g. 12*4096, 52*1024). The call allocates
+    that buffer itself, as a torch tensor (informational: for memory planning).
+    Raises RotqError for arguments the call would reject."""
+    n = _last_dim(x)
+    size = _size_arg(size, n)
+    factor = _factor_arg(k)
+    scale = _default_scale(scale, size)
+    if inplace and out is not None:
+        raise _ffi.error(_ffi.ROTQ_ERR_INVALID_ARGUMENT, "pass either out= or inplace=True")
+    if _is_torch(x):
+        return _torch_ops().hadamard_workspace_size(x, size=size, factor=factor,
+                                                    transpose=bool(transpose), scale=scale,
+                                                    signs=signs, out=out, inplace=inplace)
+    x = _as_numpy(x)
+    out = x if inplace else (out if out is not None else _NP.empty(x.shape, x.dtype, x))
+    return _core.hadamard_workspace_size(_NP, x, out, size, factor, bool(transpose), scale, signs)
+
+
+def quantize_workspace_size(x, kind="int8", group_size=128, static_scale=None, rotate=None):
+    """Bytes of device workspace that ``quantize(x, ...)`` with the same arguments
+    uses (rotq_quantize_workspace_size): 0 for numpy arrays and CPU tensors, and
+    wherever a fused CUDA kernel takes the call; > 0 where the rotation goes
+    through an fp32 buffer first (a K*2^m rotation of float32 input, a
+    block-diagonal K*2^m rotation, rows too long for the fused kernels). The
+    call allocates that buffer itself, as a torch tensor (informational).
+    Raises RotqError for arguments the call would reject."""
+    kind = _core.kind_code(kind)
+    n = _last_dim(x)
+    is_torch = _is_torch(x)
+    rot = _rotate_arg(rotate, n, is_torch)
+    static = _static_scale_arg(kind, static_scale)
+    group_size = _int32(group_size, "group_size", _ffi.ROTQ_ERR_INVALID_GROUP)
+    if is_torch:
+        return _torch_ops().quantize_workspace_size(x, kind, group_size, static, rot)
+    x = _as_numpy(x)
+    return _core.quantize_workspace_size(_NP, x, kind, group_size, static, rot)
 
 
 # ---------------------------------------------------------------------------

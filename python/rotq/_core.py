@@ -232,11 +232,9 @@ def refresh(ns, v, arr, packed=False):
 # Hadamard
 # ---------------------------------------------------------------------------
 
-def hadamard_into(ns, x, out, size, factor, transpose, scale, signs):
-    """out = scale * H(signs .* x) per block of ``size`` along the last dim.
-    ``out`` has x's shape (any float dtype) and may be x itself (in place).
-    ``signs`` is None or an int8 1-D contiguous array of length x.shape[-1] in
-    x's memory space."""
+def _hadamard_setup(ns, x, out, size, factor, transpose, scale, signs):
+    """The checks and matrix views of a Hadamard call (shared by hadamard_into and
+    its workspace query): (params, signs, xv, ov, inplace)."""
     shape = ns.shape(x)
     if ns.shape(out) != shape:
         raise bad_arg(f"out has shape {ns.shape(out)}, expected {shape}",
@@ -258,6 +256,34 @@ def hadamard_into(ns, x, out, size, factor, transpose, scale, signs):
         ov = view(ns, out, od, copy_ok=False)
         if ov is None:
             ov = view(ns, ns.empty_like_contig(out), od)
+    return params, signs, xv, ov, inplace
+
+
+def _refresh_misaligned(ns, x, out, xv, ov, inplace):
+    """After ROTQ_ERR_MISALIGNED (a view into a larger buffer): fresh, aligned buffers."""
+    if inplace:
+        refresh(ns, xv, ns.fresh_copy(x))
+    else:
+        refresh(ns, xv, ns.fresh_copy(xv.arr))
+        if ov.arr is out:
+            refresh(ns, ov, ns.empty_like_contig(out))
+
+
+def _size_query(fn, *args):
+    """Calls a rotq_*_workspace_size with a size_t out-argument: (status, bytes)."""
+    n = ctypes.c_size_t(0)
+    st = fn(*args, ctypes.byref(n))
+    return st, int(n.value)
+
+
+def hadamard_into(ns, x, out, size, factor, transpose, scale, signs):
+    """out = scale * H(signs .* x) per block of ``size`` along the last dim.
+    ``out`` has x's shape (any float dtype) and may be x itself (in place).
+    ``signs`` is None or an int8 1-D contiguous array of length x.shape[-1] in
+    x's memory space."""
+    shape = ns.shape(x)
+    params, signs, xv, ov, inplace = _hadamard_setup(ns, x, out, size, factor, transpose, scale,
+                                                     signs)
     if xv.rows == 0:
         # Nothing to do, but reject what the library would reject.
         resolve(params.size, factor)
@@ -266,9 +292,14 @@ def hadamard_into(ns, x, out, size, factor, transpose, scale, signs):
     ex, guard = ns.exec_for(x, _threads)
     xm = xv.as_matrix()
     om = ov.as_matrix()
+    workspace = [None]
 
     def run():
         xm.data, xm.stride, om.data, om.stride = xv.ptr, xv.stride, ov.ptr, ov.stride
+        # A CUDA fallback path's scratch, from the array library's allocator
+        # (ns.workspace; held until the call has been enqueued).
+        workspace[0] = ns.workspace(ex, x, lambda nbytes: _ffi.lib.rotq_hadamard_workspace_size(
+            ctypes.byref(ex), ctypes.byref(params), ctypes.byref(xm), ctypes.byref(om), nbytes))
         return _ffi.lib.rotq_hadamard(ctypes.byref(ex), ctypes.byref(params),
                                       ctypes.byref(xm), ctypes.byref(om))
 
@@ -276,17 +307,38 @@ def hadamard_into(ns, x, out, size, factor, transpose, scale, signs):
         st = run()
         if st == _ffi.ROTQ_ERR_MISALIGNED:
             # A view into a larger buffer: retry once on fresh (aligned) buffers.
-            if inplace:
-                refresh(ns, xv, ns.fresh_copy(x))
-            else:
-                refresh(ns, xv, ns.fresh_copy(xv.arr))
-                if ov.arr is out:
-                    refresh(ns, ov, ns.empty_like_contig(out))
+            _refresh_misaligned(ns, x, out, xv, ov, inplace)
             st = run()
         check(st, "rotq_hadamard", f"shape {tuple(shape)}, size {params.size}, factor {factor}")
         if ov.arr is not out:
             ns.copy_(out, ov.arr)
     return out
+
+
+def hadamard_workspace_size(ns, x, out, size, factor, transpose, scale, signs):
+    """The device workspace (bytes) that hadamard_into(ns, x, out, ...) passes to
+    the library: 0 on the CPU and for every size a one-pass kernel takes."""
+    shape = ns.shape(x)
+    params, signs, xv, ov, inplace = _hadamard_setup(ns, x, out, size, factor, transpose, scale,
+                                                     signs)
+    if xv.rows == 0:
+        resolve(params.size, factor)
+        return 0
+    ex, guard = ns.exec_for(x, _threads)
+
+    def query():
+        return _size_query(_ffi.lib.rotq_hadamard_workspace_size, ctypes.byref(ex),
+                           ctypes.byref(params), ctypes.byref(xv.as_matrix()),
+                           ctypes.byref(ov.as_matrix()))
+
+    with guard:
+        st, nbytes = query()
+        if st == _ffi.ROTQ_ERR_MISALIGNED:  # as the call does: fresh buffers
+            _refresh_misaligned(ns, x, out, xv, ov, inplace)
+            st, nbytes = query()
+        check(st, "rotq_hadamard_workspace_size",
+              f"shape {tuple(shape)}, size {params.size}, factor {factor}")
+    return nbytes
 
 
 def hadamard(ns, x, size, factor, transpose, scale, signs):
@@ -329,10 +381,17 @@ def _check_int4_group(n, group_size):
                     f"int4 group_size {g} must be 32, 64 or 128 and divide the last dim {n}")
 
 
-def quantize(ns, x, kind, group_size, static_scale, rotate):
-    """Returns (q, scales, row_sums). ``rotate`` is None or a tuple
-    (size, factor, transpose, scale, signs) with signs as for hadamard_into."""
-    shape = ns.shape(x)
+class _QuantCall:
+    """The outputs, parameters and matrix views of a quantize call."""
+
+    __slots__ = ("shape", "q", "scales", "row_sums", "p", "hp", "rsigns", "xv", "qv")
+
+
+def _quantize_setup(ns, x, kind, group_size, static_scale, rotate):
+    """The checks, outputs and views of a quantize call (shared by quantize and its
+    workspace query)."""
+    c = _QuantCall()
+    c.shape = shape = ns.shape(x)
     if len(shape) == 0:
         raise bad_arg("quantize needs at least one dimension", _ffi.ROTQ_ERR_INVALID_SHAPE)
     xd = _dtype_or_raise(ns, x, "x")
@@ -342,38 +401,55 @@ def quantize(ns, x, kind, group_size, static_scale, rotate):
     if kind == _ffi.ROTQ_QUANT_INT4_GROUP:
         _check_int4_group(n, group_size)
     q_shape, q_kind, s_shape, r_shape = quant_shapes(shape, kind, group_size)
-    q = ns.empty(q_shape, q_kind, x)
-    scales = ns.empty(s_shape, "f32", x) if s_shape is not None else None
-    row_sums = ns.empty(r_shape, "i32", x) if r_shape is not None else None
+    c.q = ns.empty(q_shape, q_kind, x)
+    c.scales = ns.empty(s_shape, "f32", x) if s_shape is not None else None
+    c.row_sums = ns.empty(r_shape, "i32", x) if r_shape is not None else None
 
-    p = _quant_params(kind, group_size, static_scale)
-    hp = None
+    c.p = _quant_params(kind, group_size, static_scale)
+    c.hp = c.rsigns = None
     if rotate is not None:
-        hp, rsigns = _hadamard_params(ns, x, n, *rotate)
-        p.rotate = ctypes.pointer(hp)
+        c.hp, c.rsigns = _hadamard_params(ns, x, n, *rotate)
+        c.p.rotate = ctypes.pointer(c.hp)
 
-    xv = view(ns, x, xd)
+    c.xv = view(ns, x, xd)
     q_code = {"i8": _ffi.ROTQ_DTYPE_I8, "fp8": _ffi.ROTQ_DTYPE_FP8_E4M3,
               "u8": _ffi.ROTQ_DTYPE_I4X2}[q_kind]
-    qv = view(ns, q, q_code, packed=(q_kind == "u8"))
+    c.qv = view(ns, c.q, q_code, packed=(q_kind == "u8"))
+    return c
+
+
+def _quantize_empty(c, kind, static_scale):
+    """No rows: reject what the library would reject."""
+    if c.hp is not None:
+        resolve(c.hp.size, c.hp.factor)
+    if kind == _ffi.ROTQ_QUANT_FP8_TENSOR:
+        s = float(static_scale)
+        if not (math.isfinite(s) and s > 0):
+            raise error(_ffi.ROTQ_ERR_INVALID_SCALE, f"static_scale {s}")
+
+
+def quantize(ns, x, kind, group_size, static_scale, rotate):
+    """Returns (q, scales, row_sums). ``rotate`` is None or a tuple
+    (size, factor, transpose, scale, signs) with signs as for hadamard_into."""
+    c = _quantize_setup(ns, x, kind, group_size, static_scale, rotate)
+    xv = c.xv
     if xv.rows == 0:
-        if hp is not None:
-            resolve(hp.size, hp.factor)
-        if kind == _ffi.ROTQ_QUANT_FP8_TENSOR:
-            s = float(static_scale)
-            if not (math.isfinite(s) and s > 0):
-                raise error(_ffi.ROTQ_ERR_INVALID_SCALE, f"static_scale {s}")
-        return q, scales, row_sums
+        _quantize_empty(c, kind, static_scale)
+        return c.q, c.scales, c.row_sums
 
     ex, guard = ns.exec_for(x, _threads)
     xm = xv.as_matrix()
-    qm = qv.as_matrix()
-    sp = ns.ptr(scales) if scales is not None else None
-    rp = ns.ptr(row_sums) if row_sums is not None else None
+    qm = c.qv.as_matrix()
+    sp = ns.ptr(c.scales) if c.scales is not None else None
+    rp = ns.ptr(c.row_sums) if c.row_sums is not None else None
+    workspace = [None]
 
     def run():
         xm.data, xm.stride = xv.ptr, xv.stride
-        return _ffi.lib.rotq_quantize(ctypes.byref(ex), ctypes.byref(p), ctypes.byref(xm),
+        # A CUDA fallback path's scratch (as in hadamard_into).
+        workspace[0] = ns.workspace(ex, x, lambda nbytes: _ffi.lib.rotq_quantize_workspace_size(
+            ctypes.byref(ex), ctypes.byref(c.p), ctypes.byref(xm), ctypes.byref(qm), nbytes))
+        return _ffi.lib.rotq_quantize(ctypes.byref(ex), ctypes.byref(c.p), ctypes.byref(xm),
                                       ctypes.byref(qm), sp, rp)
 
     with guard:
@@ -381,8 +457,31 @@ def quantize(ns, x, kind, group_size, static_scale, rotate):
         if st == _ffi.ROTQ_ERR_MISALIGNED:
             refresh(ns, xv, ns.fresh_copy(xv.arr))
             st = run()
-        check(st, "rotq_quantize", f"kind {kind}, shape {tuple(shape)}")
-    return q, scales, row_sums
+        check(st, "rotq_quantize", f"kind {kind}, shape {tuple(c.shape)}")
+    return c.q, c.scales, c.row_sums
+
+
+def quantize_workspace_size(ns, x, kind, group_size, static_scale, rotate):
+    """The device workspace (bytes) that quantize(ns, x, ...) passes to the
+    library: 0 on the CPU and wherever a fused kernel takes the call."""
+    c = _quantize_setup(ns, x, kind, group_size, static_scale, rotate)
+    if c.xv.rows == 0:
+        _quantize_empty(c, kind, static_scale)
+        return 0
+    ex, guard = ns.exec_for(x, _threads)
+
+    def query():
+        return _size_query(_ffi.lib.rotq_quantize_workspace_size, ctypes.byref(ex),
+                           ctypes.byref(c.p), ctypes.byref(c.xv.as_matrix()),
+                           ctypes.byref(c.qv.as_matrix()))
+
+    with guard:
+        st, nbytes = query()
+        if st == _ffi.ROTQ_ERR_MISALIGNED:
+            refresh(ns, c.xv, ns.fresh_copy(c.xv.arr))
+            st, nbytes = query()
+        check(st, "rotq_quantize_workspace_size", f"kind {kind}, shape {tuple(c.shape)}")
+    return nbytes
 
 
 def dequantize(ns, q, scales, kind, group_size, static_scale, out_dtype):

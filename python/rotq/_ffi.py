@@ -53,6 +53,8 @@ STATUS_TABLE = (
     ("ROTQ_ERR_NOT_SUPPORTED", -15, "this op or configuration is not implemented on this backend"),
     ("ROTQ_ERR_OUT_OF_MEMORY", -16, "a host allocation failed"),
     ("ROTQ_ERR_CUDA", -17, "a CUDA runtime call or kernel launch failed"),
+    ("ROTQ_ERR_WORKSPACE", -18,
+     "workspace too small or misaligned for this call (see rotq_*_workspace_size)"),
 )
 _STATUS_BY_VALUE = {v: (n, t) for n, v, t in STATUS_TABLE}
 for _n, _v, _t in STATUS_TABLE:
@@ -101,6 +103,8 @@ class RotqExec(ctypes.Structure):
         ("backend", ctypes.c_int),
         ("threads", ctypes.c_int),
         ("stream", ctypes.c_void_p),  # struct CUstream_st *
+        ("workspace", ctypes.c_void_p),  # CUDA: device scratch, or NULL for the pool
+        ("workspace_bytes", ctypes.c_size_t),
     ]
 
 
@@ -242,6 +246,10 @@ def _declare(L):
        c_void_p, c_void_p)
     fn("rotq_dequantize", c_int, P(RotqExec), P(RotqQuantParams), P(RotqMatrix), c_void_p,
        P(RotqMatrix))
+    fn("rotq_hadamard_workspace_size", c_int, P(RotqExec), P(RotqHadamardParams), P(RotqMatrix),
+       P(RotqMatrix), P(c_size_t))
+    fn("rotq_quantize_workspace_size", c_int, P(RotqExec), P(RotqQuantParams), P(RotqMatrix),
+       P(RotqMatrix), P(c_size_t))
 
 
 class _LazyLib:

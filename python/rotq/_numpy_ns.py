@@ -123,6 +123,11 @@ class NumpyNS:
         return RotqExec(_ffi.ROTQ_BACKEND_CPU, threads, None), contextlib.nullcontext()
 
     @staticmethod
+    def workspace(ex, like, query):
+        """numpy runs on the CPU backend, which needs no workspace."""
+        return None
+
+    @staticmethod
     def f32_contig(s, like):
         return np.ascontiguousarray(np.asarray(s), dtype=np.float32)
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import ctypes
 
 import torch
 
@@ -118,6 +119,29 @@ class TorchNS:
                     torch.cuda.device(dev))
         raise error(_ffi.ROTQ_ERR_BACKEND_UNAVAILABLE,
                     f"tensors on device {dev} are not supported (only cpu and cuda)")
+
+    @staticmethod
+    def workspace(ex, like, query):
+        """Points ex at the device workspace a CUDA call needs, if any: ``query(p)``
+        is the op's rotq_*_workspace_size with the call's arguments, writing the
+        bytes to the size_t p. The buffer is a uint8 tensor from torch's caching
+        allocator on ``like``'s device (aligned beyond the 256 bytes rotq asks for),
+        so torch owns the memory and CUDA-graph capture draws it from the graph's
+        pool. Returned to be held until the call is enqueued: freed after that,
+        the allocator hands it out again only in the current stream's order, which
+        is the call's. None (and ex without a workspace) when nothing is needed or
+        the query fails (the call itself then reports the problem)."""
+        ex.workspace = None
+        ex.workspace_bytes = 0
+        if ex.backend != _ffi.ROTQ_BACKEND_CUDA:
+            return None
+        n = ctypes.c_size_t(0)
+        if query(ctypes.byref(n)) != _ffi.ROTQ_OK or n.value == 0:
+            return None
+        buf = torch.empty(n.value, dtype=torch.uint8, device=like.device)
+        ex.workspace = buf.data_ptr()
+        ex.workspace_bytes = n.value
+        return buf
 
     @staticmethod
     def f32_contig(s, like):

@@ -14,6 +14,11 @@ on ``torch.cuda.current_stream()``):
         -> (q, scales, row_sums)    (empty scales / row_sums where there are none)
   torch.ops.rotq.dequantize(q, scales, kind, group_size, static_scale, dtype) -> Tensor
 
+The CUDA calls that go through an fp32 buffer (rotq_*_workspace_size > 0) get it as
+a uint8 tensor from torch's caching allocator (TorchNS.workspace), passed as the
+library's caller-owned workspace: torch owns the memory, and under CUDA-graph
+capture it comes from the graph's pool.
+
 hadamard_transform and hadamard are differentiable (the adjoint of
 y = s * M * diag(signs) * x is signs .* (s * M^T * g); M^T only swaps H_K for H_K^T).
 With an older torch the same functions run eagerly without registration.
@@ -278,6 +283,27 @@ def quantize(x, kind, group_size, static_scale, rot):
     if kind != _ffi.ROTQ_QUANT_INT8_ROW:
         r = None
     return q, s, r
+
+
+def hadamard_workspace_size(x, size, factor, transpose, scale, signs=None, out=None,
+                            inplace=False):
+    """rotq.hadamard_workspace_size for a tensor (a host-side query, not an op)."""
+    signs = _signs_tensor(signs, x)
+    if inplace:
+        out = x
+    elif out is None:
+        out = torch.empty_like(x, memory_format=torch.contiguous_format)
+    return _core.hadamard_workspace_size(_NS, x, out, int(size), int(factor), bool(transpose),
+                                         float(scale), signs)
+
+
+def quantize_workspace_size(x, kind, group_size, static_scale, rot):
+    """rotq.quantize_workspace_size for a tensor (a host-side query, not an op)."""
+    if rot is not None:
+        size, factor, transpose, scale, signs = rot
+        rot = (int(size), int(factor), bool(transpose), float(scale), _signs_tensor(signs, x))
+    return _core.quantize_workspace_size(_NS, x, int(kind), int(group_size), float(static_scale),
+                                         rot)
 
 
 _DTYPE_NAMES = {

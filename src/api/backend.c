@@ -62,6 +62,8 @@ rotq_status rotq_cuda_device_describe(int device, char *buf, size_t buf_size) {
 
 rotq_status rotq__check_backend(const rotq_exec *exec) {
     if ((unsigned)exec->backend >= (unsigned)ROTQ_BACKEND_COUNT) return ROTQ_ERR_INVALID_BACKEND;
+    if (exec->backend == ROTQ_BACKEND_CUDA && !exec->workspace && exec->workspace_bytes > 0)
+        return ROTQ_ERR_INVALID_ARGUMENT; /* a size without a buffer */
     return ROTQ_OK;
 }
 

@@ -65,6 +65,18 @@ rotq_status rotq__check_matrix_aligned(const rotq_matrix *m) {
 
 int rotq__scale_ok(float scale) { return isfinite(scale) && scale != 0.0f; }
 
+rotq_status rotq__check_workspace(const rotq_exec *exec, const rotq__workspace_need *need, const rotq__span *spans,
+                                  int count) {
+    if (!exec->workspace || need->minimum == 0) return ROTQ_OK;
+    const uintptr_t begin = (uintptr_t)exec->workspace;
+    if (begin % ROTQ__WORKSPACE_ALIGN != 0 || exec->workspace_bytes < need->minimum) return ROTQ_ERR_WORKSPACE;
+    if (exec->workspace_bytes > (size_t)(UINTPTR_MAX - begin)) return ROTQ_ERR_INVALID_ARGUMENT;
+    const rotq__span ws = {begin, begin + (uintptr_t)exec->workspace_bytes};
+    for (int i = 0; i < count; ++i)
+        if (rotq__spans_overlap(ws, spans[i])) return ROTQ_ERR_OVERLAP;
+    return ROTQ_OK;
+}
+
 rotq_status rotq__hadamard_plan_init(const rotq_hadamard_params *p, rotq__hadamard_plan *plan) {
     if (p->flags & ~(uint32_t)ROTQ_HADAMARD_TRANSPOSE_FACTOR) return ROTQ_ERR_INVALID_FLAGS;
     int32_t k = 0, m = 0;

@@ -20,7 +20,9 @@ typedef struct rotq__span {
 int rotq__dtype_is_float(rotq_dtype dtype); /* F32, F16, BF16 */
 
 /* backend.c */
-rotq_status rotq__check_backend(const rotq_exec *exec); /* enum range: INVALID_BACKEND */
+/* The backend enum (INVALID_BACKEND); for CUDA, a workspace size without a pointer
+   (INVALID_ARGUMENT). The CPU backend ignores the workspace fields. */
+rotq_status rotq__check_backend(const rotq_exec *exec);
 rotq_status rotq__backend_ready(rotq_backend backend);   /* compiled in and a device present */
 
 /* validate.c */
@@ -42,6 +44,16 @@ rotq_status rotq__check_matrix_aligned(const rotq_matrix *m);
 rotq_status rotq__check_aligned(const void *p, uintptr_t align);
 /* Finite and nonzero (INVALID_SCALE). */
 int rotq__scale_ok(float scale);
+
+/*
+ * A caller workspace (exec->workspace) against what the call needs: OK when there
+ * is none (the pool serves) or the call needs none (it is ignored); WORKSPACE when
+ * it is not ROTQ__WORKSPACE_ALIGN-aligned or smaller than need->minimum;
+ * INVALID_ARGUMENT when its extent overflows the address space; OVERLAP when it
+ * overlaps one of the call's `count` buffer spans.
+ */
+rotq_status rotq__check_workspace(const rotq_exec *exec, const rotq__workspace_need *need, const rotq__span *spans,
+                                  int count);
 
 /*
  * Validates the matrix-independent part of a Hadamard request (flags, size and

@@ -3,7 +3,9 @@
  * src/cuda). The API layer validates every argument and resolves the Hadamard
  * factor; a backend function receives only valid, resolved arguments and may
  * assume them. Backend functions return ROTQ_OK, ROTQ_ERR_NOT_SUPPORTED,
- * ROTQ_ERR_OUT_OF_MEMORY or ROTQ_ERR_CUDA.
+ * ROTQ_ERR_OUT_OF_MEMORY or ROTQ_ERR_CUDA. A CUDA call's exec->workspace, when
+ * not NULL, has been checked against what rotq__cuda_<op>_workspace reports
+ * (aligned, at least the minimum), before anything was enqueued.
  */
 #ifndef ROTQ_INTERNAL_H
 #define ROTQ_INTERNAL_H
@@ -23,6 +25,13 @@ typedef struct rotq__hadamard_plan {
     float scale;
     const int8_t *signs;  /* NULL or cols entries (backend memory space) */
 } rotq__hadamard_plan;
+
+/* The device scratch a CUDA call takes beyond its arguments (src/cuda/workspace.cuh). */
+#define ROTQ__WORKSPACE_ALIGN 256 /* rotq_exec.workspace and each part of it */
+typedef struct rotq__workspace_need {
+    size_t preferred; /* what the call draws from the pool: 0 when it needs no scratch */
+    size_t minimum;   /* the smallest caller workspace it takes (chunks of one row) */
+} rotq__workspace_need;
 
 /* Factor matrices (src/common/hadamard_factors.c, generated table). */
 int rotq__factor_index(int32_t k); /* -1 when k is not a factor */
@@ -53,6 +62,16 @@ rotq_status rotq__cuda_quantize(const rotq_exec *exec, const rotq_quant_params *
 rotq_status rotq__cuda_dequantize(const rotq_exec *exec, const rotq_quant_params *p,
                                   const rotq_matrix *q, const float *scales,
                                   const rotq_matrix *y);
+/* What rotq__cuda_hadamard / rotq__cuda_quantize would take for these arguments,
+   decided by the same dispatch code run without launching anything (the
+   quantize scales and row_sums may be NULL: they do not change the path).
+   ROTQ_OK, or ROTQ_ERR_CUDA when the device cannot be queried. */
+rotq_status rotq__cuda_hadamard_workspace(const rotq__hadamard_plan *plan, const rotq_matrix *x,
+                                          const rotq_matrix *y, rotq__workspace_need *need);
+rotq_status rotq__cuda_quantize_workspace(const rotq_quant_params *p, const rotq__hadamard_plan *rotate,
+                                          const rotq_matrix *x, const rotq_matrix *q,
+                                          const float *scales, const int32_t *row_sums,
+                                          rotq__workspace_need *need);
 
 #ifdef __cplusplus
 }

@@ -1,40 +1,35 @@
 // Host side of the CUDA Hadamard transform: picks the kernel for the size,
-// checks what vector access the pointers and strides allow, launches.
+// checks what vector access the pointers and strides allow, launches; and the
+// workspace query, which runs the same dispatch without launching.
 // Arguments were validated by the API layer (src/api/hadamard.c).
 #include <math.h>
 #include <string.h>
 
 #include "hadamard_kcols.cuh"
 #include "hadamard_launch.cuh"
+#include "workspace.cuh"
 
 static int rotq_dtype_size(int dtype) { return dtype == ROTQ_DTYPE_F32 ? 4 : 2; }
 static int rotq_aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
-
-// Bytes of the temporary fp32 buffer of the two-pass transform (rows are
-// processed in chunks that fit in it).
-#define ROTQ_TWO_PASS_BUFFER ((size_t)64 << 20)
 
 // n = K * 2^L too large for one pass through shared memory (W of a row with
 // n > 32768 past the SM's shared memory: K >= 52 at 2^10, or 2^L > 2^11): the
 // power-of-two kernel over blocks of 2^L (orthonormal, signs applied) writes an
 // fp32 buffer, then the column-tile pass applies H_K with the remaining scale
-// into y. The buffer comes from the stream-ordered pool (cudaMallocAsync, which
-// CUDA graphs can capture) and is freed on the stream before returning.
-static rotq_status rotq_hadamard_two_pass(const rotq_had_args &a, const rotq__hadamard_plan *plan, rotq_had_factor &f,
-                                          int64_t rows, int64_t cols, cudaStream_t stream,
-                                          const rotq_cuda_device_info *dev) {
+// into y. The buffer (rows in chunks, workspace.cuh) is the caller's workspace,
+// or comes from the stream-ordered pool (cudaMallocAsync, which CUDA graphs can
+// capture) and is freed on the stream before returning. The chunking does not
+// change the results: every row is transformed alike.
+static rotq_status rotq_hadamard_two_pass(const rotq_exec *exec, const rotq_had_args &a,
+                                          const rotq__hadamard_plan *plan, rotq_had_factor &f, int64_t rows,
+                                          int64_t cols, cudaStream_t stream, const rotq_cuda_device_info *dev) {
     const int L = plan->log2_pow2, es = rotq_dtype_size(a.in_dtype), os = rotq_dtype_size(a.out_dtype);
-    if ((1 << L) < ROTQ_KCOLS_WIDTH) return ROTQ_ERR_NOT_SUPPORTED;
-    int64_t chunk = (int64_t)(ROTQ_TWO_PASS_BUFFER / ((size_t)cols * 4));
-    if (chunk < 1) chunk = 1;
-    if (chunk > rows) chunk = rows;
     float *buf = NULL;
-    if (cudaMallocAsync((void **)&buf, (size_t)chunk * cols * 4, stream) != cudaSuccess) {
-        cudaGetLastError();
-        return ROTQ_ERR_CUDA;
-    }
+    int64_t chunk = 0;
+    int pooled = 0;
+    rotq_status st = rotq_ws_acquire(exec, rows, cols, 1, stream, &buf, &chunk, &pooled);
+    if (st != ROTQ_OK) return st;
     const float pow2_scale = (float)(1.0 / sqrt((double)(1 << L)));
-    rotq_status st = ROTQ_OK;
     for (int64_t r0 = 0; r0 < rows && st == ROTQ_OK; r0 += chunk) {
         const int64_t nr = rows - r0 < chunk ? rows - r0 : chunk;
         rotq_had_args p1 = a;
@@ -62,11 +57,7 @@ static rotq_status rotq_hadamard_two_pass(const rotq_had_args &a, const rotq__ha
         f.f16_mma = 0;
         st = rotq_launch_kcols(4, p2, L, f, stream, dev);
     }
-    if (cudaFreeAsync(buf, stream) != cudaSuccess) {
-        cudaGetLastError();
-        if (st == ROTQ_OK) st = ROTQ_ERR_CUDA;
-    }
-    return st;
+    return rotq_ws_release(buf, pooled, stream, st);
 }
 
 rotq_status rotq_factor_init(const rotq__hadamard_plan *plan, int in_dtype, rotq_had_factor *fl) {
@@ -95,46 +86,73 @@ rotq_status rotq_factor_init(const rotq__hadamard_plan *plan, int in_dtype, rotq
     return ROTQ_OK;
 }
 
-extern "C" rotq_status rotq__cuda_hadamard(const rotq_exec *exec, const rotq__hadamard_plan *plan,
-                                           const rotq_matrix *x, const rotq_matrix *y) {
-    rotq_status st = ROTQ_OK;
-    const rotq_cuda_device_info *dev = rotq_cuda_current_device(&st);
-    if (!dev) return st;
-    const int L = plan->log2_pow2, es = rotq_dtype_size(x->dtype), os = rotq_dtype_size(y->dtype);
-    rotq_had_args a = {};
-    a.x = x->data;
-    a.y = y->data;
-    a.x_stride = x->stride;
-    a.y_stride = y->stride;
-    a.blocks_per_row = x->cols / plan->size;
-    a.groups = x->rows * a.blocks_per_row;
-    a.n = plan->size;
-    a.in_dtype = x->dtype;
-    a.out_dtype = y->dtype;
-    a.scale = plan->scale;
-    a.signs = plan->signs;
-    const int in_rows_aligned = rotq_aligned16(x->data) && (x->stride * es) % 16 == 0 && (a.n * es) % 16 == 0;
-    const int out_rows_aligned = rotq_aligned16(y->data) && (y->stride * os) % 16 == 0 && (a.n * os) % 16 == 0;
-    cudaStream_t stream = rotq_cuda_stream(exec);
+// Kernel arguments of the transform, with the vector access the pointers and
+// strides allow (the K = 1 path refines vec_in / vec_out itself).
+static void rotq_hadamard_args(const rotq__hadamard_plan *plan, const rotq_matrix *x, const rotq_matrix *y,
+                               rotq_had_args *a, int *in_rows_aligned, int *out_rows_aligned) {
+    const int es = rotq_dtype_size(x->dtype), os = rotq_dtype_size(y->dtype);
+    memset(a, 0, sizeof *a);
+    a->x = x->data;
+    a->y = y->data;
+    a->x_stride = x->stride;
+    a->y_stride = y->stride;
+    a->blocks_per_row = x->cols / plan->size;
+    a->groups = x->rows * a->blocks_per_row;
+    a->n = plan->size;
+    a->in_dtype = x->dtype;
+    a->out_dtype = y->dtype;
+    a->scale = plan->scale;
+    a->signs = plan->signs;
+    *in_rows_aligned = rotq_aligned16(x->data) && (x->stride * es) % 16 == 0 && (a->n * es) % 16 == 0;
+    *out_rows_aligned = rotq_aligned16(y->data) && (y->stride * os) % 16 == 0 && (a->n * os) % 16 == 0;
+}
+
+// The power-of-two transform (K = 1): one kernel, no scratch. The latency kernel
+// or the persistent one by the element count of select_rows rows (x->rows but
+// for the chunks of a larger call: the two kernels round the scale differently).
+static rotq_status rotq_hadamard_pow2(rotq_had_args a, const rotq_matrix *x, const rotq_matrix *y,
+                                      int in_rows_aligned, int out_rows_aligned, int L, int64_t select_rows,
+                                      cudaStream_t stream, const rotq_cuda_device_info *dev) {
+    const int es = rotq_dtype_size(x->dtype);
+    if (rotq_had_small_fits(L, (select_rows * a.blocks_per_row) << L)) {
+        // Decode sizes: the latency kernel (hadamard_small.cuh). A thread's
+        // values are 8..32 consecutive elements of a row block (or of packed
+        // row blocks), so the 16-byte test is the same for input and output.
+        a.vec_in = in_rows_aligned || (rotq_aligned16(x->data) && x->stride == x->cols);
+        a.vec_out = out_rows_aligned || (rotq_aligned16(y->data) && y->stride == y->cols);
+        const rotq_status small = rotq_dispatch_small(L, a, stream, dev);
+        if (small != ROTQ_ERR_NOT_SUPPORTED) return small;
+    }
+    // 16-byte chunks of a tile are contiguous in memory when rows (row
+    // blocks) are 16-byte multiples, or when row blocks are packed back to back.
+    // Vector output is used by the sizes that finish in phase-0 layout (n <= 128)
+    // and by n = 2^11 .. 2^13 (rotq_pow2_pair_plan).
+    a.vec_in = in_rows_aligned || (rotq_aligned16(x->data) && x->stride == x->cols);
+    a.vec_out = (L <= 7 || (L >= 11 && L <= 13)) &&
+                (out_rows_aligned || (rotq_aligned16(y->data) && y->stride == y->cols));
+    return es == 4 ? rotq_dispatch_pow2_es4(L, a, stream, dev) : rotq_dispatch_pow2_es2(L, a, stream, dev);
+}
+
+// The whole dispatch of rotq__cuda_hadamard. With dry set it launches nothing
+// and allocates nothing: it runs the same decisions (the factor kernel's
+// launchers stop before their launch) and reports in *two_pass whether the call
+// takes the two-pass path, which is the only one that needs scratch; that is
+// how the workspace query and the launch agree. ROTQ_ERR_NOT_SUPPORTED where
+// the launch would return it (dry or not).
+static rotq_status rotq_hadamard_dispatch(const rotq_exec *exec, const rotq__hadamard_plan *plan,
+                                          const rotq_matrix *x, const rotq_matrix *y,
+                                          const rotq_cuda_device_info *dev, int64_t select_rows, bool dry,
+                                          int *two_pass) {
+    const int L = plan->log2_pow2;
+    rotq_had_args a;
+    int in_rows_aligned = 0, out_rows_aligned = 0;
+    rotq_hadamard_args(plan, x, y, &a, &in_rows_aligned, &out_rows_aligned);
+    cudaStream_t stream = dry ? (cudaStream_t)0 : rotq_cuda_stream(exec);
+    if (two_pass) *two_pass = 0;
 
     if (plan->k == 1) {
-        if (rotq_had_small_fits(L, a.groups << L)) {
-            // Decode sizes: the latency kernel (hadamard_small.cuh). A thread's
-            // values are 8..32 consecutive elements of a row block (or of packed
-            // row blocks), so the 16-byte test is the same for input and output.
-            a.vec_in = in_rows_aligned || (rotq_aligned16(x->data) && x->stride == x->cols);
-            a.vec_out = out_rows_aligned || (rotq_aligned16(y->data) && y->stride == y->cols);
-            const rotq_status small = rotq_dispatch_small(L, a, stream, dev);
-            if (small != ROTQ_ERR_NOT_SUPPORTED) return small;
-        }
-        // 16-byte chunks of a tile are contiguous in memory when rows (row
-        // blocks) are 16-byte multiples, or when row blocks are packed back to back.
-        // Vector output is used by the sizes that finish in phase-0 layout (n <= 128)
-        // and by n = 2^11 .. 2^13 (rotq_pow2_pair_plan).
-        a.vec_in = in_rows_aligned || (rotq_aligned16(x->data) && x->stride == x->cols);
-        a.vec_out = (L <= 7 || (L >= 11 && L <= 13)) &&
-                    (out_rows_aligned || (rotq_aligned16(y->data) && y->stride == y->cols));
-        return es == 4 ? rotq_dispatch_pow2_es4(L, a, stream, dev) : rotq_dispatch_pow2_es2(L, a, stream, dev);
+        if (dry) return ROTQ_OK; // one kernel, never scratch
+        return rotq_hadamard_pow2(a, x, y, in_rows_aligned, out_rows_aligned, L, select_rows, stream, dev);
     }
 
     rotq_had_factor fl; // copied into the launch parameters
@@ -143,8 +161,46 @@ extern "C" rotq_status rotq__cuda_hadamard(const rotq_exec *exec, const rotq__ha
     a.vec_in = in_rows_aligned;
     a.vec_out = 0;
     a.y_packed = y->stride == y->cols;
-    rotq_status st1 = es == 4 ? rotq_dispatch_factor_es4(L, a, fl, stream, dev)
-                              : rotq_dispatch_factor_es2(L, a, fl, stream, dev);
+    const int es = rotq_dtype_size(x->dtype);
+    rotq_status st1 = es == 4 ? rotq_dispatch_factor_es4(L, a, fl, stream, dev, dry)
+                              : rotq_dispatch_factor_es2(L, a, fl, stream, dev, dry);
     if (st1 != ROTQ_ERR_NOT_SUPPORTED) return st1;
-    return rotq_hadamard_two_pass(a, plan, fl, x->rows, x->cols, stream, dev);
+    if ((1 << L) < ROTQ_KCOLS_WIDTH) return ROTQ_ERR_NOT_SUPPORTED; // no column-tile pass that narrow
+    if (dry) {
+        *two_pass = 1;
+        return ROTQ_OK;
+    }
+    return rotq_hadamard_two_pass(exec, a, plan, fl, x->rows, x->cols, stream, dev);
+}
+
+rotq_status rotq_hadamard_takes_two_pass(const rotq__hadamard_plan *plan, const rotq_matrix *x, const rotq_matrix *y,
+                                         const rotq_cuda_device_info *dev, int *two_pass) {
+    return rotq_hadamard_dispatch(NULL, plan, x, y, dev, x->rows, true, two_pass);
+}
+
+rotq_status rotq_hadamard_chunk(const rotq_exec *exec, const rotq__hadamard_plan *plan, const rotq_matrix *x,
+                                const rotq_matrix *y, const rotq_cuda_device_info *dev, int64_t select_rows) {
+    return rotq_hadamard_dispatch(exec, plan, x, y, dev, select_rows, false, NULL);
+}
+
+extern "C" rotq_status rotq__cuda_hadamard(const rotq_exec *exec, const rotq__hadamard_plan *plan,
+                                           const rotq_matrix *x, const rotq_matrix *y) {
+    rotq_status st = ROTQ_OK;
+    const rotq_cuda_device_info *dev = rotq_cuda_current_device(&st);
+    if (!dev) return st;
+    return rotq_hadamard_dispatch(exec, plan, x, y, dev, x->rows, false, NULL);
+}
+
+extern "C" rotq_status rotq__cuda_hadamard_workspace(const rotq__hadamard_plan *plan, const rotq_matrix *x,
+                                                     const rotq_matrix *y, rotq__workspace_need *need) {
+    need->preferred = need->minimum = 0;
+    rotq_status st = ROTQ_OK;
+    const rotq_cuda_device_info *dev = rotq_cuda_current_device(&st);
+    if (!dev) return st;
+    int two_pass = 0;
+    st = rotq_hadamard_takes_two_pass(plan, x, y, dev, &two_pass);
+    if (st == ROTQ_ERR_NOT_SUPPORTED) return ROTQ_OK; // the call fails before it would need anything
+    if (st != ROTQ_OK) return st;
+    if (two_pass) *need = rotq_ws_need(x->rows, x->cols, 1);
+    return ROTQ_OK;
 }

@@ -195,17 +195,20 @@ static inline void rotq_factor_tma_setup(rotq_had_args &a, const rotq_had_factor
         a.tma_out = rotq_tma_map_rows(ymap, a.y, a.groups * a.n, os, rotq_tma_box_rows((int)((int64_t)G * a.n * os)));
 }
 
-// Launches one build of the factor kernel (its own register cache).
+// Launches one build of the factor kernel (its own register cache). dry: stops
+// where the launch would go ahead (ROTQ_OK), launching nothing: the workspace
+// queries run the factor dispatch that way, to learn whether a call takes
+// this kernel or a fallback path, with the same decisions as the launch.
 template <int L, int ES, int KTMAX, bool QUANT, bool SLICED, bool WIDE>
 static rotq_status rotq_launch_factor_build(const rotq_had_args &a, const rotq_had_factor &f, const rotq_q_args &q,
                                             size_t smem, int threads, cudaStream_t stream,
-                                            const rotq_cuda_device_info *dev) {
+                                            const rotq_cuda_device_info *dev, bool dry) {
     static int regs[64]; // per device; 0 = not prepared yet
     const int64_t ntiles = (a.groups + f.groups_per_block - 1) / f.groups_per_block;
     int64_t grid = 0;
     const rotq_status st = rotq_persistent_grid((const void *)rotq_had_factor_kernel<L, ES, KTMAX, QUANT, SLICED, WIDE>,
                                                 threads, smem, regs, dev, ntiles, &grid);
-    if (st != ROTQ_OK) return st;
+    if (st != ROTQ_OK || dry) return st;
     rotq_had_args t = a;
     CUtensorMap xmap, ymap;
     rotq_factor_tma_setup<L, ES, KTMAX, QUANT, SLICED, WIDE>(t, f, &xmap, &ymap, ntiles, grid, dev);
@@ -265,9 +268,11 @@ static inline int rotq_factor_half_rows(int L, bool quant, const rotq_had_args &
 
 // QUANT: the fused rotate + quantize build; qa as for the fused power-of-two
 // kernel (kind, q, scales, row_sums, strides, group fields), rows = row blocks.
+// dry: as rotq_launch_factor_build.
 template <int L, int ES, int KTMAX, bool QUANT, bool WIDE = false>
 static rotq_status rotq_launch_factor(const rotq_had_args &a, rotq_had_factor &f, const rotq_q_args *qa,
-                                      cudaStream_t stream, const rotq_cuda_device_info *dev, int threads = 0) {
+                                      cudaStream_t stream, const rotq_cuda_device_info *dev, bool dry,
+                                      int threads = 0) {
     if (f.kt > KTMAX) return ROTQ_ERR_NOT_SUPPORTED; // the dispatch picks KTMAX >= kt
     // The large-K builds run the K step of TMA stages for K > 64 on wgmma
     // (sm_90a: compute capability 9.x), which takes whole k tiles: the stage
@@ -308,21 +313,22 @@ static rotq_status rotq_launch_factor(const rotq_had_args &a, rotq_had_factor &f
     }
     if constexpr (shape::SLICES) {
         if (f.slice_log < L)
-            return rotq_launch_factor_build<L, ES, KTMAX, QUANT, true, WIDE>(a, f, q, smem, threads, stream, dev);
+            return rotq_launch_factor_build<L, ES, KTMAX, QUANT, true, WIDE>(a, f, q, smem, threads, stream, dev,
+                                                                             dry);
     }
-    return rotq_launch_factor_build<L, ES, KTMAX, QUANT, false, WIDE>(a, f, q, smem, threads, stream, dev);
+    return rotq_launch_factor_build<L, ES, KTMAX, QUANT, false, WIDE>(a, f, q, smem, threads, stream, dev, dry);
 }
 
 // The factor kernel for any K: 16-bit inputs with K <= 64 first try the
 // two-block build (ROTQ_FACTOR_SMALL_KT; it declines when two blocks do not fit
 // in an SM's shared memory), then at 2^9 and 2^10 the WIDE build; everything
-// else takes the 512-thread build.
+// else takes the 512-thread build. dry: as rotq_launch_factor_build.
 template <int L, int ES, bool QUANT>
 static rotq_status rotq_launch_factor_any(const rotq_had_args &a, rotq_had_factor &f, const rotq_q_args *qa,
-                                          cudaStream_t s, const rotq_cuda_device_info *d) {
+                                          cudaStream_t s, const rotq_cuda_device_info *d, bool dry) {
     if constexpr (ES == 2) {
         if (f.kt <= ROTQ_FACTOR_SMALL_KT) {
-            rotq_status st = rotq_launch_factor<L, ES, ROTQ_FACTOR_SMALL_KT, QUANT>(a, f, qa, s, d);
+            rotq_status st = rotq_launch_factor<L, ES, ROTQ_FACTOR_SMALL_KT, QUANT>(a, f, qa, s, d, dry);
             if (st != ROTQ_ERR_NOT_SUPPORTED) return st;
             if constexpr (L == 9 || L == 10) {
                 // One block: the WIDE build, with more than 16 warps where they
@@ -330,12 +336,12 @@ static rotq_status rotq_launch_factor_any(const rotq_had_args &a, rotq_had_facto
                 constexpr int64_t tile = rotq_pow2_plan<L>::TILE;
                 const int64_t subtiles = ((int64_t)f.groups_per_block * a.n + tile - 1) / tile;
                 const int warps = rotq_factor_wide_warps(subtiles);
-                st = rotq_launch_factor<L, ES, ROTQ_FACTOR_SMALL_KT, QUANT, true>(a, f, qa, s, d, 32 * warps);
+                st = rotq_launch_factor<L, ES, ROTQ_FACTOR_SMALL_KT, QUANT, true>(a, f, qa, s, d, dry, 32 * warps);
                 if (st != ROTQ_ERR_NOT_SUPPORTED) return st;
             }
         }
     }
-    return rotq_launch_factor<L, ES, ROTQ_FACTOR_MAX_KT, QUANT>(a, f, qa, s, d);
+    return rotq_launch_factor<L, ES, ROTQ_FACTOR_MAX_KT, QUANT>(a, f, qa, s, d, dry);
 }
 
 // H_K's sign bits, the operand type and the tile size (G row blocks) of the
@@ -349,10 +355,13 @@ rotq_status rotq_dispatch_pow2_es4(int L, const rotq_had_args &a, cudaStream_t s
 // The small-problem kernels (hadamard_small*.cuh), any input dtype; only for
 // rotq_had_small_fits(L, groups << L).
 rotq_status rotq_dispatch_small(int L, const rotq_had_args &a, cudaStream_t s, const rotq_cuda_device_info *d);
+// The factor kernels (one pass); ROTQ_ERR_NOT_SUPPORTED where the row does not fit
+// (the caller takes two passes). dry: decide only, launch nothing
+// (rotq_launch_factor_build).
 rotq_status rotq_dispatch_factor_es2(int L, const rotq_had_args &a, rotq_had_factor &f, cudaStream_t s,
-                                     const rotq_cuda_device_info *d);
+                                     const rotq_cuda_device_info *d, bool dry = false);
 rotq_status rotq_dispatch_factor_es4(int L, const rotq_had_args &a, rotq_had_factor &f, cudaStream_t s,
-                                     const rotq_cuda_device_info *d);
+                                     const rotq_cuda_device_info *d, bool dry = false);
 // Second pass of the two-pass transform for n = K * 2^L > 32768 (hadamard_kcols.cuh):
 // H_K applied to the first pass's output x (element size es; only 4 is built) into y.
 rotq_status rotq_launch_kcols(int es, const rotq_had_args &a, int L, const rotq_had_factor &f, cudaStream_t s,

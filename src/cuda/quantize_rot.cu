@@ -144,9 +144,18 @@ __global__ void __launch_bounds__(512) rotq_q_rot_kernel(rotq_q_args a, int kind
     }
 }
 
-rotq_status rotq_q_launch_rot(int kind, rotq_q_args a, cudaStream_t stream, const rotq_cuda_device_info *dev) {
-    const rotq_status tst = rotq_qt_rot_try(kind, a, stream, dev);
-    if (tst != ROTQ_ERR_NOT_SUPPORTED) return tst;
+rotq_status rotq_q_launch_rot(int kind, rotq_q_args a, cudaStream_t stream, const rotq_cuda_device_info *dev,
+                              bool dry) {
+    // dry (the workspace query) decides on the kernel below alone. The tile
+    // kernels take only rows of at most TILE_CTA elements (8192 .. 32768) and
+    // need more shared memory for them than this kernel does (W of TILE_CTA
+    // floats and a stage, against W of at most max(8192, cols) floats), so
+    // where this one returns ROTQ_ERR_NOT_SUPPORTED they do too: it alone
+    // decides whether the call goes on to quantize.cu's two-step path.
+    if (!dry) {
+        const rotq_status tst = rotq_qt_rot_try(kind, a, stream, dev);
+        if (tst != ROTQ_ERR_NOT_SUPPORTED) return tst;
+    }
     const int64_t n = (int64_t)1 << a.log2n;
     const int64_t ws = (a.cols + 7) / 8 * 8; // a multiple of n too: n | cols, and n < 8 divides 8
     const int64_t nch = ws / 8;
@@ -186,11 +195,11 @@ rotq_status rotq_q_launch_rot(int kind, rotq_q_args a, cudaStream_t stream, cons
     rotq_status st;
     if (a.in_dtype == ROTQ_DTYPE_F32) {
         st = rotq_cuda_smem_optin((const void *)rotq_q_rot_kernel<4>, smem, 1024, &optin4[dev->device & 63], dev);
-        if (st != ROTQ_OK) return st;
+        if (st != ROTQ_OK || dry) return st;
         rotq_q_rot_kernel<4><<<(unsigned)grid, threads, smem, stream>>>(a, kind);
     } else {
         st = rotq_cuda_smem_optin((const void *)rotq_q_rot_kernel<2>, smem, 1024, &optin2[dev->device & 63], dev);
-        if (st != ROTQ_OK) return st;
+        if (st != ROTQ_OK || dry) return st;
         rotq_q_rot_kernel<2><<<(unsigned)grid, threads, smem, stream>>>(a, kind);
     }
     return rotq_cuda_check_launch();

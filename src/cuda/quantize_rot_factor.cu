@@ -5,16 +5,21 @@
 // temporary fp32 buffer, then the plain quantize kernels read it. Two passes over memory, not
 // one, but the same results as the CPU backend's within the op suite's rotation
 // rules (both quantize fp32 rotated values; only the summation order differs).
-// The buffer (at most 64 MB; rows go in chunks) comes from the stream-ordered
-// pool, so the call stays capturable in a CUDA graph.
+// The chunking does not change the results: the rotation of every chunk picks
+// its kernels as for the pool path's chunk (rotq_hadamard_chunk), and the plain
+// quantize kernels are exact.
+// The buffer (rows in chunks, workspace.cuh) is the caller's workspace, or
+// comes from the stream-ordered pool (at most 64 MB), so the call stays
+// capturable in a CUDA graph either way.
 #include "hadamard_launch.cuh"
 #include "quantize_launch.cuh"
+#include "workspace.cuh"
 
 rotq_status rotq_dispatch_factor_quant_es2(int L, const rotq_had_args &a, rotq_had_factor &f, const rotq_q_args &qa,
-                                           cudaStream_t s, const rotq_cuda_device_info *d);
+                                           cudaStream_t s, const rotq_cuda_device_info *d, bool dry);
 
 rotq_status rotq_q_launch_rot_factor(int kind, rotq_q_args qa, const rotq__hadamard_plan *rotate, const rotq_matrix *x,
-                                     cudaStream_t stream, const rotq_cuda_device_info *dev) {
+                                     cudaStream_t stream, const rotq_cuda_device_info *dev, bool dry) {
     const int n = rotate->size;
     if (x->dtype == ROTQ_DTYPE_F32 || x->cols != n || n % 8 != 0 || !qa.vec_q) return ROTQ_ERR_NOT_SUPPORTED;
     rotq_had_factor f; // copied into the launch parameters
@@ -33,23 +38,48 @@ rotq_status rotq_q_launch_rot_factor(int kind, rotq_q_args qa, const rotq__hadam
     a.signs = rotate->signs;
     a.vec_in = rotq_q_aligned(x->data, 16) && (x->stride * 2) % 16 == 0 && (n * 2) % 16 == 0;
     qa.kind = kind;
-    return rotq_dispatch_factor_quant_es2(rotate->log2_pow2, a, f, qa, stream, dev);
+    return rotq_dispatch_factor_quant_es2(rotate->log2_pow2, a, f, qa, stream, dev, dry);
 }
 
-#define ROTQ_ROT_BUFFER ((size_t)64 << 20)
+rotq_status rotq_cuda_quantize_two_step_parts(const rotq__hadamard_plan *rotate, const rotq_matrix *x,
+                                              const rotq_cuda_device_info *dev, int *parts) {
+    // The rotation's output as the launch passes it: the fp32 buffer, dense rows.
+    // Only its alignment matters to the dispatch (a dry run reads no data), and
+    // every buffer, pooled or the caller's, starts 256-byte aligned.
+    rotq_matrix b;
+    b.data = (void *)(uintptr_t)ROTQ__WORKSPACE_ALIGN;
+    b.dtype = ROTQ_DTYPE_F32;
+    b.rows = x->rows;
+    b.cols = b.stride = x->cols;
+    int two_pass = 0;
+    const rotq_status st = rotq_hadamard_takes_two_pass(rotate, x, &b, dev, &two_pass);
+    if (st != ROTQ_OK && st != ROTQ_ERR_NOT_SUPPORTED) return st;
+    *parts = two_pass ? 2 : 1; // NOT_SUPPORTED: the rotation fails before it needs a buffer
+    return ROTQ_OK;
+}
 
 rotq_status rotq_cuda_quantize_two_step(const rotq_exec *exec, const rotq_quant_params *p,
                                         const rotq__hadamard_plan *rotate, const rotq_matrix *x,
-                                        const rotq_matrix *q, float *scales, int32_t *row_sums) {
+                                        const rotq_matrix *q, float *scales, int32_t *row_sums,
+                                        const rotq_cuda_device_info *dev) {
     cudaStream_t stream = rotq_cuda_stream(exec);
     const int64_t rows = x->rows, cols = x->cols;
-    int64_t chunk = (int64_t)(ROTQ_ROT_BUFFER / ((size_t)cols * sizeof(float)));
-    if (chunk < 1) chunk = 1;
-    if (chunk > rows) chunk = rows;
+    int parts = 1; // the pool path allocates its first part only (the rotation draws its own)
+    rotq_status st = exec->workspace ? rotq_cuda_quantize_two_step_parts(rotate, x, dev, &parts) : ROTQ_OK;
+    if (st != ROTQ_OK) return st;
     float *buf = NULL;
-    if (cudaMallocAsync((void **)&buf, (size_t)chunk * cols * sizeof(float), stream) != cudaSuccess) {
-        cudaGetLastError();
-        return ROTQ_ERR_CUDA;
+    int64_t chunk = 0;
+    int pooled = 0;
+    if ((st = rotq_ws_acquire(exec, rows, cols, parts, stream, &buf, &chunk, &pooled)) != ROTQ_OK) return st;
+    // The rotation's own scratch (its two-pass buffer): the workspace's second
+    // part, or the pool.
+    rotq_exec rot_exec = *exec;
+    rot_exec.workspace = NULL;
+    rot_exec.workspace_bytes = 0;
+    if (!pooled && parts == 2) {
+        const size_t off = rotq_ws_round(rotq_ws_part_bytes(chunk, cols));
+        rot_exec.workspace = (char *)exec->workspace + off;
+        rot_exec.workspace_bytes = exec->workspace_bytes - off;
     }
     rotq_quant_params plain = *p;
     plain.rotate = NULL;
@@ -57,7 +87,6 @@ rotq_status rotq_cuda_quantize_two_step(const rotq_exec *exec, const rotq_quant_
     const int qbits = q->dtype == ROTQ_DTYPE_I4X2 ? 4 : 8;
     const int64_t scales_per_row =
         p->kind == ROTQ_QUANT_INT4_GROUP ? cols / p->group_size : (p->kind == ROTQ_QUANT_FP8_TENSOR ? 0 : 1);
-    rotq_status st = ROTQ_OK;
     for (int64_t r0 = 0; r0 < rows && st == ROTQ_OK; r0 += chunk) {
         const int64_t nr = rows - r0 < chunk ? rows - r0 : chunk;
         rotq_matrix xc = *x, bc, qc = *q;
@@ -70,14 +99,10 @@ rotq_status rotq_cuda_quantize_two_step(const rotq_exec *exec, const rotq_quant_
         bc.stride = cols;
         qc.data = (char *)q->data + r0 * q->stride * qbits / 8;
         qc.rows = nr;
-        st = rotq__cuda_hadamard(exec, rotate, &xc, &bc);
+        st = rotq_hadamard_chunk(&rot_exec, rotate, &xc, &bc, dev, rotq_ws_pool_chunk(rows, cols));
         if (st != ROTQ_OK) break;
         st = rotq__cuda_quantize(exec, &plain, NULL, &bc, &qc, scales ? scales + r0 * scales_per_row : NULL,
                                  row_sums ? row_sums + r0 : NULL);
     }
-    if (cudaFreeAsync(buf, stream) != cudaSuccess) {
-        cudaGetLastError();
-        if (st == ROTQ_OK) st = ROTQ_ERR_CUDA;
-    }
-    return st;
+    return rotq_ws_release(buf, pooled, stream, st);
 }

@@ -5,9 +5,10 @@
 #include "quantize_small.cuh"
 
 #define CASE(L) \
-    case L: return rotq_qs_launch<L>(a, h, stream, dev);
+    case L: return rotq_qs_launch<L>(a, h, stream, dev, dry);
 
-rotq_status rotq_q_launch_small(int kind, rotq_q_args a, cudaStream_t stream, const rotq_cuda_device_info *dev) {
+rotq_status rotq_q_launch_small(int kind, rotq_q_args a, cudaStream_t stream, const rotq_cuda_device_info *dev,
+                                bool dry) {
     const int64_t cols = a.cols, n = (int64_t)1 << a.log2n;
     if (a.rows < 1 || cols < 8 || (cols & (cols - 1)) != 0 || !a.vec_q || a.log2n > 15 ||
         a.rows * cols > ROTQ_SMALL_MAX_ELEMENTS)

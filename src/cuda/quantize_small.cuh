@@ -206,17 +206,18 @@ __global__ void __launch_bounds__(rotq_small_plan<L>::THREADS) rotq_qs_kernel(ro
     }
 }
 
-// Launch of plan L; the caller (quantize_small.cu) checked the shape.
+// Launch of plan L; the caller (quantize_small.cu) checked the shape. dry: stop
+// where the launch would go ahead (ROTQ_OK), launching nothing.
 template <int L>
 static rotq_status rotq_qs_launch(const rotq_q_args &qa, const rotq_had_args &a, cudaStream_t stream,
-                                  const rotq_cuda_device_info *dev) {
+                                  const rotq_cuda_device_info *dev, bool dry) {
     typedef rotq_small_plan<L> P;
     constexpr size_t smem = (size_t)P::W_WORDS * 4;
     if (qa.cols < P::V || qa.cols > (1 << P::LE)) return ROTQ_ERR_NOT_SUPPORTED;
     static int ready[64]; // per device; 0 = limit not raised yet (256 bytes of static red, red2)
     const rotq_status st =
         rotq_cuda_smem_optin((const void *)rotq_qs_kernel<L>, smem, 256, &ready[dev->device & 63], dev);
-    if (st != ROTQ_OK) return st;
+    if (st != ROTQ_OK || dry) return st;
     const int64_t total = a.groups << L;
     const unsigned grid = (unsigned)((total + (1 << P::LE) - 1) >> P::LE);
     rotq_qs_kernel<L><<<grid, P::THREADS, smem, stream>>>(qa, a);
