@@ -56,6 +56,9 @@ static rotq_status rotq_launch_pow2(const rotq_had_args &a, cudaStream_t stream,
     rotq_status st = rotq_persistent_grid((const void *)rotq_had_pow2<L, ES>, plan::THREADS, sm::BYTES, regs, dev,
                                           ntiles, &grid);
     if (st != ROTQ_OK) return st;
+    // One block per SM (n = 32768): as many blocks as fill every round
+    // (rotq_balanced_grid; with several blocks per SM fewer blocks are slower).
+    if (grid <= dev->sm_count) grid = rotq_balanced_grid(grid, ntiles);
     rotq_had_args t = a;
     CUtensorMap map, ymap;
     rotq_pow2_tma_setup<L, ES>(t, &map, &ymap, ntiles, grid, dev);
