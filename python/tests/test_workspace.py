@@ -128,6 +128,7 @@ def test_torch_cpu_queries_are_zero():
     torch = _torch()
     x = torch.randn(3, 12 * 4096)
     assert rotq.hadamard_workspace_size(x, k=12) == 0
+    x = torch.randn(3, 28 * 512, dtype=torch.float32)
     assert rotq.quantize_workspace_size(x, "int8", rotate=dict(k=28, size=14336)) == 0
 
 
