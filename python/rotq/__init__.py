@@ -268,16 +268,19 @@ def quantize(x, kind="int8", group_size=128, static_scale=None, rotate=None):
     Formats and rounding: docs/formats.md (round-to-nearest-even, absmax over
     finite values, NaN -> 0 for integers).
     """
+    args = _quantize_args(x, kind, group_size, static_scale, rotate)
+    if _is_torch(x):
+        return _torch_ops().quantize(x, *args)
+    return _core.quantize(_NP, _as_numpy(x), *args)
+
+
+def _quantize_args(x, kind, group_size, static_scale, rotate):
+    """quantize's arguments checked and converted: (kind, group_size, static, rot)."""
     kind = _core.kind_code(kind)
-    n = _last_dim(x)
-    is_torch = _is_torch(x)
-    rot = _rotate_arg(rotate, n, is_torch)
+    rot = _rotate_arg(rotate, _last_dim(x), _is_torch(x))
     static = _static_scale_arg(kind, static_scale)
     group_size = _int32(group_size, "group_size", _ffi.ROTQ_ERR_INVALID_GROUP)
-    if is_torch:
-        return _torch_ops().quantize(x, kind, group_size, static, rot)
-    x = _as_numpy(x)
-    return _core.quantize(_NP, x, kind, group_size, static, rot)
+    return kind, group_size, static, rot
 
 
 def _np_out_dtype(dtype):
@@ -362,16 +365,10 @@ def quantize_workspace_size(x, kind="int8", group_size=128, static_scale=None, r
     block-diagonal K*2^m rotation, rows too long for the fused kernels). The
     call allocates that buffer itself, as a torch tensor (informational).
     Raises RotqError for arguments the call would reject."""
-    kind = _core.kind_code(kind)
-    n = _last_dim(x)
-    is_torch = _is_torch(x)
-    rot = _rotate_arg(rotate, n, is_torch)
-    static = _static_scale_arg(kind, static_scale)
-    group_size = _int32(group_size, "group_size", _ffi.ROTQ_ERR_INVALID_GROUP)
-    if is_torch:
-        return _torch_ops().quantize_workspace_size(x, kind, group_size, static, rot)
-    x = _as_numpy(x)
-    return _core.quantize_workspace_size(_NP, x, kind, group_size, static, rot)
+    args = _quantize_args(x, kind, group_size, static_scale, rotate)
+    if _is_torch(x):
+        return _torch_ops().quantize_workspace_size(x, *args)
+    return _core.quantize_workspace_size(_NP, _as_numpy(x), *args)
 
 
 # ---------------------------------------------------------------------------
