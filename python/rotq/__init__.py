@@ -167,6 +167,16 @@ def hadamard_transform_k(x, k=None, scale=None, transpose=False, order="quarot")
     return _core.hadamard(_NP, x, n, factor, bool(transpose), scale, None)
 
 
+def _hadamard_args(x, size, scale, k, out, inplace):
+    """hadamard's arguments checked and converted: (size, factor, scale)."""
+    size = _size_arg(size, _last_dim(x))
+    factor = _factor_arg(k)
+    scale = _default_scale(scale, size)
+    if inplace and out is not None:
+        raise _ffi.error(_ffi.ROTQ_ERR_INVALID_ARGUMENT, "pass either out= or inplace=True")
+    return size, factor, scale
+
+
 def hadamard(x, size=None, scale=None, signs=None, k=None, transpose=False, out=None,
              inplace=False):
     """The general transform: ``y = scale * (H_K (x) H_{2^m}) (signs .* x)`` on each
@@ -183,12 +193,7 @@ def hadamard(x, size=None, scale=None, signs=None, k=None, transpose=False, out=
     out:       optional output array of x's shape (float32/float16/bfloat16).
     inplace:   write the result into x (returns x).
     """
-    n = _last_dim(x)
-    size = _size_arg(size, n)
-    factor = _factor_arg(k)
-    scale = _default_scale(scale, size)
-    if inplace and out is not None:
-        raise _ffi.error(_ffi.ROTQ_ERR_INVALID_ARGUMENT, "pass either out= or inplace=True")
+    size, factor, scale = _hadamard_args(x, size, scale, k, out, inplace)
     if _is_torch(x):
         return _torch_ops().hadamard(x, size=size, factor=factor, transpose=bool(transpose),
                                      scale=scale, signs=signs, out=out, inplace=inplace)
@@ -342,12 +347,7 @@ def hadamard_workspace_size(x, size=None, scale=None, signs=None, k=None, transp
     two passes through an fp32 buffer (e.g. 12*4096, 52*1024). The call allocates
     that buffer itself, as a torch tensor (informational: for memory planning).
     Raises RotqError for arguments the call would reject."""
-    n = _last_dim(x)
-    size = _size_arg(size, n)
-    factor = _factor_arg(k)
-    scale = _default_scale(scale, size)
-    if inplace and out is not None:
-        raise _ffi.error(_ffi.ROTQ_ERR_INVALID_ARGUMENT, "pass either out= or inplace=True")
+    size, factor, scale = _hadamard_args(x, size, scale, k, out, inplace)
     if _is_torch(x):
         return _torch_ops().hadamard_workspace_size(x, size=size, factor=factor,
                                                     transpose=bool(transpose), scale=scale,
