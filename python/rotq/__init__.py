@@ -198,6 +198,15 @@ def hadamard(x, size=None, scale=None, signs=None, k=None, transpose=False, out=
         return _torch_ops().hadamard(x, size=size, factor=factor, transpose=bool(transpose),
                                      scale=scale, signs=signs, out=out, inplace=inplace)
     x = _as_numpy(x)
+    out = _np_hadamard_out(x, out, inplace)
+    if out is not None:
+        return _core.hadamard_into(_NP, x, out, size, factor, bool(transpose), scale, signs)
+    return _core.hadamard(_NP, x, size, factor, bool(transpose), scale, signs)
+
+
+def _np_hadamard_out(x, out, inplace):
+    """hadamard's output for a numpy x: x itself (inplace), the caller's out
+    (checked: a writable numpy array), or None for a new array."""
     if inplace:
         out = x
     if out is not None:
@@ -205,8 +214,7 @@ def hadamard(x, size=None, scale=None, signs=None, k=None, transpose=False, out=
             raise _ffi.error(_ffi.ROTQ_ERR_INVALID_ARGUMENT, "out must be a numpy array like x")
         if not out.flags.writeable:
             raise _ffi.error(_ffi.ROTQ_ERR_INVALID_ARGUMENT, "out (or x with inplace) is read-only")
-        return _core.hadamard_into(_NP, x, out, size, factor, bool(transpose), scale, signs)
-    return _core.hadamard(_NP, x, size, factor, bool(transpose), scale, signs)
+    return out
 
 
 # ---------------------------------------------------------------------------
@@ -353,7 +361,9 @@ def hadamard_workspace_size(x, size=None, scale=None, signs=None, k=None, transp
                                                     transpose=bool(transpose), scale=scale,
                                                     signs=signs, out=out, inplace=inplace)
     x = _as_numpy(x)
-    out = x if inplace else (out if out is not None else _NP.empty(x.shape, x.dtype, x))
+    out = _np_hadamard_out(x, out, inplace)  # the call's own checks of out
+    if out is None:
+        out = _NP.empty(x.shape, x.dtype, x)
     return _core.hadamard_workspace_size(_NP, x, out, size, factor, bool(transpose), scale, signs)
 
 

@@ -104,6 +104,22 @@ def test_queries_validate_as_the_ops():
         assert e.value.name == "ROTQ_ERR_UNSUPPORTED_DTYPE"
 
 
+def test_hadamard_query_checks_out_as_the_op():
+    # The numpy out checks of hadamard (a writable numpy array; x itself with
+    # inplace) hold for the query too.
+    x = _x((2, 64))
+    read_only = np.empty_like(x)
+    read_only.flags.writeable = False
+    x_read_only = x.copy()
+    x_read_only.flags.writeable = False
+    for args, kwargs in (((x,), dict(out=read_only)), ((x,), dict(out=[[0.0] * 64] * 2)),
+                         ((x_read_only,), dict(inplace=True))):
+        for call in (rotq.hadamard, rotq.hadamard_workspace_size):
+            with pytest.raises(rotq.RotqError) as e:
+                call(*args, **kwargs)
+            assert e.value.name == "ROTQ_ERR_INVALID_ARGUMENT"
+
+
 def test_query_of_strided_views_cpu():
     big = _x((4, 12 * 4096 + 64))
     x = big[:, 32:32 + 12 * 4096]  # a view: rows 12 * 4096 + 64 elements apart
