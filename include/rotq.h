@@ -131,7 +131,8 @@ typedef struct rotq_exec {
        workspace). Which calls need one, and how much: rotq_hadamard_workspace_size,
        rotq_quantize_workspace_size. A call that needs none ignores it; one that
        needs one returns ROTQ_ERR_WORKSPACE when it is misaligned or smaller than
-       one row's share, ROTQ_ERR_OVERLAP when it overlaps the call's buffers.
+       one row's share, ROTQ_ERR_INVALID_ARGUMENT when its end overflows the
+       address space, ROTQ_ERR_OVERLAP when it overlaps the call's buffers.
        workspace_bytes > 0 with workspace NULL is ROTQ_ERR_INVALID_ARGUMENT.
        Added in 0.2: code built against an older rotq.h must be recompiled. */
     void *workspace;
@@ -246,11 +247,12 @@ ROTQ_API rotq_status rotq_hadamard(const rotq_exec *exec, const rotq_hadamard_pa
  * none: every CPU call, and every CUDA call that a one-pass kernel takes (all
  * but K*2^m sizes whose fp32 row does not fit in shared memory, which take two
  * passes through an fp32 buffer of rows x cols, in chunks of at most 64 MB).
- * A smaller workspace is accepted down to one row of the chunk (the size this
- * query reports for the same call with one row); rows then go in smaller
- * chunks, with the same results. Validates the arguments as rotq_hadamard does
- * and returns the same status for them (CUDA: ROTQ_ERR_BACKEND_UNAVAILABLE
- * without a usable device); writes *bytes only on success.
+ * A smaller workspace is accepted down to one row's worth (cols*4 bytes); rows
+ * then go in smaller chunks, with the same results. Validates the arguments as
+ * rotq_hadamard does and returns the same status for them (CUDA:
+ * ROTQ_ERR_BACKEND_UNAVAILABLE without a usable device), except that of the
+ * workspace fields it checks only workspace_bytes > 0 with workspace NULL;
+ * bytes NULL is ROTQ_ERR_NULL_POINTER. Writes *bytes only on success.
  */
 ROTQ_API rotq_status rotq_hadamard_workspace_size(const rotq_exec *exec, const rotq_hadamard_params *p,
                                                   const rotq_matrix *x, const rotq_matrix *y, size_t *bytes);
@@ -300,11 +302,14 @@ ROTQ_API rotq_status rotq_quantize(const rotq_exec *exec, const rotq_quant_param
  * The device workspace rotq_quantize(exec, p, x, q, ...) would use, in *bytes
  * (as rotq_hadamard_workspace_size). 0 for every CPU call and for every CUDA
  * call that a fused kernel takes; > 0 where a rotation goes through an fp32
- * buffer of the rotated rows before the quantize kernels: a K*2^m rotation of
- * f32 input, a block-diagonal K*2^m rotation, rows longer than the fused
- * kernels' shared memory (and, when that rotation itself takes two passes, a
- * second buffer for them). Validates as rotq_quantize does, except for scales
- * and row_sums, which it does not take.
+ * buffer of the rotated rows before the quantize kernels: a K*2^m rotation that
+ * the fused factor kernel does not take (f32 input, block-diagonal, 2^m < 16 or
+ * 4096, a row past its shared memory, code rows not 8-byte (int4: 4-byte)
+ * aligned), or rows longer than the fused power-of-two kernels' shared memory
+ * (and, when that rotation itself takes two passes, a second buffer for them:
+ * one row's worth is then cols*4 rounded up to 256, plus cols*4 bytes).
+ * Validates as rotq_quantize does, except for scales and row_sums, which it
+ * does not take.
  */
 ROTQ_API rotq_status rotq_quantize_workspace_size(const rotq_exec *exec, const rotq_quant_params *p,
                                                   const rotq_matrix *x, const rotq_matrix *q, size_t *bytes);

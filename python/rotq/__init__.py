@@ -371,9 +371,10 @@ def quantize_workspace_size(x, kind="int8", group_size=128, static_scale=None, r
     """Bytes of device workspace that ``quantize(x, ...)`` with the same arguments
     uses (rotq_quantize_workspace_size): 0 for numpy arrays and CPU tensors, and
     wherever a fused CUDA kernel takes the call; > 0 where the rotation goes
-    through an fp32 buffer first (a K*2^m rotation of float32 input, a
-    block-diagonal K*2^m rotation, rows too long for the fused kernels). The
-    call allocates that buffer itself, as a torch tensor (informational).
+    through an fp32 buffer first (e.g. a K*2^m rotation of float32 input, a
+    block-diagonal K*2^m rotation, rows too long for the fused kernels; the
+    full list: docs/api.md, "Workspace"). The call allocates that buffer
+    itself, as a torch tensor (informational).
     Raises RotqError for arguments the call would reject."""
     args = _quantize_args(x, kind, group_size, static_scale, rotate)
     if _is_torch(x):
