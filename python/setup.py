@@ -86,7 +86,7 @@ def build_librotq(build_dir):
     _log(" ".join(bld))
     subprocess.check_call(bld)
     # The `rotq` SHARED target lands in the top-level binary dir (librotq.so ->
-    # librotq.so.0 -> librotq.so.0.1.0); take the real file.
+    # librotq.so.0.2 -> librotq.so.0.2.0); take the real file.
     for cand in (os.path.join(build_dir, LIB_NAME),
                  os.path.join(build_dir, "Release", LIB_NAME)):
         if os.path.exists(cand):

@@ -206,6 +206,7 @@ def _load():
                     raise OSError(f"could not load ROTQ_LIBRARY={p!r}: {e}") from e
                 errors.append(f"{p}: {e}")
                 continue
+            _check_abi(handle, p)
             _declare(handle)
             _lib, _lib_path = handle, os.path.abspath(p)
             return _lib
@@ -213,6 +214,29 @@ def _load():
             "librotq was not found: the rotq package has no bundled library "
             "(build it with `pip install ./python` from the repository) and "
             "ROTQ_LIBRARY is not set. Tried: " + "; ".join(errors))
+
+
+# The library ABI this package speaks, (major, minor): 0.2 added rotq_exec's
+# workspace fields (another layout would read this package's exec wrongly) and
+# the workspace queries. While the major version is 0 every minor version is
+# its own ABI (the SONAME says so too); from 1 on, later minors extend it.
+_LIBRARY_ABI = (0, 2)
+
+
+def _check_abi(handle, path):
+    """OSError unless the library at path is a rotq of this package's ABI."""
+    try:
+        number = handle.rotq_version_number
+    except AttributeError:
+        raise OSError(f"{path!r} is not a rotq library (no rotq_version_number)") from None
+    number.restype = ctypes.c_int
+    number.argtypes = []
+    v = number()
+    major, minor = v // 10000, v // 100 % 100
+    want_major, want_minor = _LIBRARY_ABI
+    if major != want_major or (minor != want_minor if major == 0 else minor < want_minor):
+        raise OSError(f"{path!r} is rotq {major}.{minor}.{v % 100}; this package needs the ABI of "
+                      f"{want_major}.{want_minor} (rebuild the library, or install the matching package)")
 
 
 def _declare(L):

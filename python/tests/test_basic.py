@@ -83,3 +83,20 @@ def test_threads_setting(rng):
             np.testing.assert_allclose(rotq.hadamard_transform(x), ref, rtol=1e-5, atol=1e-4)
     finally:
         rotq.set_num_threads(old)
+
+
+def test_library_abi_check():
+    """The loader refuses a library of another ABI with an OSError naming it."""
+    from rotq import _ffi
+
+    class Lib:
+        def __init__(self, v):
+            self.rotq_version_number = lambda: v
+
+    _ffi._check_abi(Lib(200), "ok.so")
+    _ffi._check_abi(Lib(203), "ok.so")
+    for v in (100, 199, 300, 10200):
+        with pytest.raises(OSError, match="rotq"):
+            _ffi._check_abi(Lib(v), "old.so")
+    with pytest.raises(OSError, match="not a rotq library"):
+        _ffi._check_abi(object(), "other.so")
