@@ -293,13 +293,17 @@ def hadamard_into(ns, x, out, size, factor, transpose, scale, signs):
     xm = xv.as_matrix()
     om = ov.as_matrix()
     workspace = [None]
+    # Only K*2^m sizes can take the two-pass path that needs scratch: a power of
+    # two skips the query (host work on every call otherwise).
+    may_need_scratch = params.size & (params.size - 1) != 0
 
     def run():
         xm.data, xm.stride, om.data, om.stride = xv.ptr, xv.stride, ov.ptr, ov.stride
         # A CUDA fallback path's scratch, from the array library's allocator
         # (ns.workspace; held until the call has been enqueued).
-        workspace[0] = ns.workspace(ex, x, lambda nbytes: _ffi.lib.rotq_hadamard_workspace_size(
-            ctypes.byref(ex), ctypes.byref(params), ctypes.byref(xm), ctypes.byref(om), nbytes))
+        if may_need_scratch:
+            workspace[0] = ns.workspace(ex, x, lambda nbytes: _ffi.lib.rotq_hadamard_workspace_size(
+                ctypes.byref(ex), ctypes.byref(params), ctypes.byref(xm), ctypes.byref(om), nbytes))
         return _ffi.lib.rotq_hadamard(ctypes.byref(ex), ctypes.byref(params),
                                       ctypes.byref(xm), ctypes.byref(om))
 
@@ -446,9 +450,11 @@ def quantize(ns, x, kind, group_size, static_scale, rotate):
 
     def run():
         xm.data, xm.stride = xv.ptr, xv.stride
-        # A CUDA fallback path's scratch (as in hadamard_into).
-        workspace[0] = ns.workspace(ex, x, lambda nbytes: _ffi.lib.rotq_quantize_workspace_size(
-            ctypes.byref(ex), ctypes.byref(c.p), ctypes.byref(xm), ctypes.byref(qm), nbytes))
+        # A CUDA fallback path's scratch (as in hadamard_into); without a rotation
+        # the plain kernels need none, so no query.
+        if rotate is not None:
+            workspace[0] = ns.workspace(ex, x, lambda nbytes: _ffi.lib.rotq_quantize_workspace_size(
+                ctypes.byref(ex), ctypes.byref(c.p), ctypes.byref(xm), ctypes.byref(qm), nbytes))
         return _ffi.lib.rotq_quantize(ctypes.byref(ex), ctypes.byref(c.p), ctypes.byref(xm),
                                       ctypes.byref(qm), sp, rp)
 

@@ -62,10 +62,11 @@ rotq_status rotq_hadamard(const rotq_exec *exec, const rotq_hadamard_params *p, 
     case ROTQ_BACKEND_CPU: return rotq__cpu_hadamard(exec, &plan, x, y);
 #ifdef ROTQ_WITH_CUDA
     case ROTQ_BACKEND_CUDA: {
-        if (!exec->workspace) return rotq__cuda_hadamard(exec, &plan, x, y); /* the pool, if anything */
-        rotq__workspace_need need;
-        if ((st = hadamard_need(exec, &plan, x, y, &need)) != ROTQ_OK) return st;
-        if ((st = rotq__check_workspace(exec, &need, spans.s, 3)) != ROTQ_OK) return st;
+        if (exec->workspace) { /* else the pool, if anything */
+            rotq__workspace_need need;
+            if ((st = hadamard_need(exec, &plan, x, y, &need)) != ROTQ_OK) return st;
+            if ((st = rotq__check_workspace(exec, &need, spans.s, 3)) != ROTQ_OK) return st;
+        }
         return rotq__cuda_hadamard(exec, &plan, x, y);
     }
 #endif
