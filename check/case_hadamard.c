@@ -579,6 +579,29 @@ void ck_op_hadamard(ck_ctx *c) {
         emit(c, h);
     }
 
+    /* The fragment kernel (hadamard_factor_frag.cuh; sm_90: K <= 64 at 2^8 .. 2^10,
+       16-bit input by TMA, where its shared memory fits): every k-tile count at each
+       2^m, fp16 and bf16 mma, every output dtype, vector and element stores (an odd
+       output stride), H_K^T, signs, in place, block-diagonal, and row counts from 1
+       to several tiles a block (the stages' reuse and mbarrier parity). */
+    static const int32_t frag_k[7] = {12, 20, 28, 36, 44, 52, 60};
+    for (int m = 8; m <= 10; m++)
+        for (int i = 0; i < 7; i++) {
+            const int32_t k = frag_k[i], n = k << m;
+            const int v = 3 * m + i;
+            if (n > 36 * 1024 || (!full && v % 4 != 0)) continue;
+            static const int64_t frag_rows[5] = {1, 3, 67, 141, 613};
+            had_case hf = base_case(n, k, v & 1 ? BF16 : F16, k_float[v % 3], frag_rows[v % 5]);
+            if (!full && hf.rows > 141) hf.rows = 141;
+            hf.signs = v % 3 == 1;
+            hf.flags = v % 4 == 2 ? ROTQ_HADAMARD_TRANSPOSE_FACTOR : 0;
+            hf.unit_scale = v % 5 == 4;
+            if (v % 6 == 5) hf.ys += 3;                   /* element stores */
+            if (v % 7 == 3) hf.inplace = 1, hf.xs += 8;   /* in place, padded 16-byte rows */
+            if (v % 7 == 6) hf.cols = hf.xs = hf.ys = 2 * (int64_t)n; /* block-diagonal */
+            emit(c, hf);
+        }
+
     /* Caller workspaces (rotq_exec.workspace; on CUDA the protocol of workspace.c:
        preferred, one-row and other sizes bit-identical to the pooled call, too
        small / misaligned / empty rejected with the output untouched). The two-pass

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "hadamard_factor_frag.cuh"
 #include "hadamard_kcols.cuh"
 #include "hadamard_launch.cuh"
 #include "workspace.cuh"
@@ -162,6 +163,11 @@ static rotq_status rotq_hadamard_dispatch(const rotq_exec *exec, const rotq__had
     a.vec_out = 0;
     a.y_packed = y->stride == y->cols;
     const int es = rotq_dtype_size(x->dtype);
+    if (es == 2) {
+        // K <= 64 at 2^8 .. 2^10 on sm_90 with TMA: the fragment kernel.
+        const rotq_status sf = rotq_dispatch_frag_es2(L, a, fl, stream, dev, dry);
+        if (sf != ROTQ_ERR_NOT_SUPPORTED) return sf;
+    }
     rotq_status st1 = es == 4 ? rotq_dispatch_factor_es4(L, a, fl, stream, dev, dry)
                               : rotq_dispatch_factor_es2(L, a, fl, stream, dev, dry);
     if (st1 != ROTQ_ERR_NOT_SUPPORTED) return st1;

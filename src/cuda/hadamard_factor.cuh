@@ -118,8 +118,9 @@ __device__ __forceinline__ uint32_t rotq_factor_entry16(const rotq_had_factor &f
 // (mt, kt) holds rows 16mt + gq (+ 8) at columns 16kt + 2tq (+ 1, + 8, + 9). Warp
 // w takes tiles w, w + warps, ... (the tile's (mt, kt) advanced without a
 // division). Without transposition a row's 16 columns of a k tile are one
-// 16-bit field of its sign bits (16kt is a multiple of 16).
-template <int L>
+// 16-bit field of its sign bits (16kt is a multiple of 16). PERM: the rows of
+// each m tile in rotq_factor_c_row's order (else the identity).
+template <int L, bool PERM = true>
 __device__ __forceinline__ void rotq_build_factor_frags(const rotq_had_factor &f, uint32_t *afr) {
     const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
     const int warps = blockDim.x >> 5, tiles = f.kt * f.kt;
@@ -131,7 +132,7 @@ __device__ __forceinline__ void rotq_build_factor_frags(const rotq_had_factor &f
         if (!f.transpose) {
 #pragma unroll
             for (int h = 0; h < 2; h++) {
-                const int r = 16 * mt + rotq_factor_c_row<L>(gq + 8 * h);
+                const int r = 16 * mt + (PERM ? rotq_factor_c_row<L>(gq + 8 * h) : gq + 8 * h);
                 const uint32_t bits = r < f.k ? f.bits[r * f.words + (kt >> 1)] >> ((kt & 1) * 16) : 0u;
 #pragma unroll
                 for (int q = 0; q < 2; q++) { // w[h + 2q]: columns 2tq + 8q, + 1
@@ -144,7 +145,7 @@ __device__ __forceinline__ void rotq_build_factor_frags(const rotq_had_factor &f
         } else {
 #pragma unroll
             for (int q = 0; q < 4; q++) {
-                const int row = 16 * mt + rotq_factor_c_row<L>(gq + (q & 1) * 8), col = 16 * kt + 2 * tq + (q >> 1) * 8;
+                const int row = 16 * mt + (PERM ? rotq_factor_c_row<L>(gq + (q & 1) * 8) : gq + (q & 1) * 8), col = 16 * kt + 2 * tq + (q >> 1) * 8;
                 w[q] = rotq_factor_entry16(f, row, col) | (rotq_factor_entry16(f, row, col + 1) << 16);
             }
         }

@@ -120,6 +120,12 @@ __device__ __forceinline__ void ptx_mbarrier_arrive_expect_tx(uint32_t mbar, uin
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(mbar), "r"(bytes) : "memory");
 }
 
+// One arrival on the barrier (release at CTA scope: this thread's earlier
+// memory operations are visible to whoever waits for the phase).
+__device__ __forceinline__ void ptx_mbarrier_arrive(uint32_t mbar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(mbar) : "memory");
+}
+
 // Whether the barrier's phase `parity` has completed (acquire); may wait a while first.
 __device__ __forceinline__ bool ptx_mbarrier_try_wait(uint32_t mbar, uint32_t parity) {
     uint32_t done;

@@ -1,0 +1,465 @@
+// The K * 2^L Hadamard kernel for K <= 64 and 2^L = 256 .. 1024 on sm_90
+// (16-bit inputs by TMA): the power-of-two part starts on the K step's mma
+// fragments, in registers, and the block's warps run as a dataflow over
+// mbarriers instead of block-wide phases.
+//
+// A row block (a tile) is X[k][j], k < K, j < 2^L (K slowest). y = H_K X
+// H_{2^L}: the two factors commute, so H_K goes first, on tensor cores, on the
+// input itself (exact up to fp32 accumulation), then the butterflies of
+// H_{2^L} in fp32. The general factor kernel (hadamard_factor.cuh) writes the K
+// step's result to W and runs the power-of-two phases on it: at 2^9 / 2^10 two
+// W round trips and three block barriers a tile. Here a tile is three kinds of
+// warp tasks:
+//
+// A (m tile mt, 64-column block q): mma.sync m16n8k16 with H_K's rows 16mt ..
+//   16mt + 15 as A and the stage's 8 chunks of block q (8 n tiles,
+//   ldmatrix.trans) as B. Lane (g, t) then holds, for rows 16mt + g and + 8,
+//   columns 64q + 8nt + 2t + {0, 1}: column bit 0 and bits 3..5 (nt) are
+//   register bits, so 4 of the L butterfly levels are done right there. The
+//   32 values go to W as 8-byte pairs.
+// B (2^(10-L) rows): a lane holds 8 consecutive columns (bits 0..2) at 4
+//   positions of bits 6, 7, its lane bits 0..2 on column bits 3..5 and lane
+//   bits 3.. on bits 8..L-1: bits 1, 2, 6, 7 in registers, bits 8.. between
+//   lanes (shuffles); the scale, and 16-byte stores (8 lanes write 128
+//   contiguous bytes).
+// With a sign vector, the A tasks of m tile 0 first apply the signs to their
+// column block of the arrived stage; the other m tiles' tasks wait for that.
+//
+// One W round trip (STS.64 + LDS.128: 0.75 shared-memory instructions an
+// element against 4). W row k holds 2^L + 8 words (== 8 mod 32) and column j
+// sits at j ^ (bit 5 of j << 2) (rotq_frag_w): A's 8-byte stores (4 rows x 8
+// words a half warp) and B's 16-byte loads (8 lanes on column bits 3..5) are
+// conflict-free.
+//
+// Dataflow. The warps take tasks in one order (tile by tile: A, then B) from a
+// shared counter, and each task waits only for what it reads, on mbarriers:
+// A(i, mt) for its stage and, before its W stores, for B(i - 1) of the rows of
+// m tile mt ("empty"); B(i) for A(i) of its m tile ("full"). A task waits only
+// for earlier tasks, so the order cannot deadlock; tiles overlap (B of one
+// tile, A of the next, the stage loads), and no block barrier holds every
+// warp for the slowest one. The input arrives by TMA (the general kernel's box,
+// rotq_tma_map_factor) in half-row slots, a ring of S of them (1.5 to 4 tiles
+// ahead, by shared memory); the A task that reads a slot last refills it.
+// full, empty and the slots' mbarriers alternate by tile / use parity, so a
+// waiter would need to run four phases ahead to misread one.
+#pragma once
+#include "hadamard_launch.cuh"
+
+// Threads of a block at most (the launcher picks 16 or 32 warps): ptxas caps
+// the kernel at 64 registers.
+#define ROTQ_FRAG_MAX_THREADS 1024
+#define ROTQ_FRAG_MAX_SLOTS 8
+
+template <int L>
+struct rotq_frag_plan {
+    static_assert(L >= 8 && L <= 10, "rotq_frag_plan: rows of 2^8 .. 2^10");
+    static constexpr int RS = (1 << L) + 8; // W words per row, == 8 mod 32
+    static constexpr int QB = 1 << (L - 6); // 64-column blocks per row
+    static constexpr int HQ = QB / 2;       // ... per slot (half a row)
+    static constexpr int SB = L - 8;        // B: column bits 8 .. L-1 on lane bits 3 ..
+    static constexpr int RB = 10 - L;       // B: rows per task = 2^RB (the top lane bits)
+};
+
+// The block's control words (shared memory): mbarriers by parity, the slots'
+// read counts and the task counter.
+typedef struct rotq_frag_ctl {
+    uint64_t tma[2][ROTQ_FRAG_MAX_SLOTS];  // slot arrived (TMA), by use parity
+    uint64_t sgn[2][ROTQ_FRAG_MAX_SLOTS];  // slot signed (by the A tasks of m tile 0), by use parity
+    uint64_t full[2][4];                   // A(i) of m tile mt written W, by tile parity
+    uint64_t empty[2][4];                  // B(i) read m tile mt's rows of W, by tile parity
+    uint32_t reads[ROTQ_FRAG_MAX_SLOTS];   // A tasks done reading the slot's current use
+    uint32_t done[4];                      // tasks done of tiles i, i + 4, ... (i = 0..3): monotonic
+    uint32_t next;                         // the next task
+} rotq_frag_ctl;
+
+// The stage's K step for A task (mt, block qq of the slot), column bits 0, 3,
+// 4, 5 butterflied: v[4 nt + i], i bit 0 = column bit 0, bit 1 = the row
+// half h (rows 16mt + g + 8h), nt = column bits 3..5. F16: fp16 operands.
+template <int L, int KT, bool F16>
+__device__ __forceinline__ void rotq_frag_kstep(int K, const char *slot, const char *zero16, const uint4 *afr,
+                                                int mt, int qq, float v[32]) {
+    const int lane = (int)ptx_lane_id();
+    // ldmatrix.x4.trans: lanes 8i .. 8i + 7 address the 8 rows of matrix i, which
+    // is k rows 8 (i & 1) .. + 7 of chunk 2p + (i >> 1) (n tiles 2p, 2p + 1).
+    const int k0 = ((lane >> 3) & 1) * 8 + (lane & 7);
+    const unsigned jb = (unsigned)lane >> 4;
+    float acc[8][4];
+#pragma unroll
+    for (int nt = 0; nt < 8; nt++) acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.0f;
+#pragma unroll
+    for (int kt = 0; kt < KT; kt++) {
+        const uint4 av = afr[(mt * KT + kt) * 32 + lane];
+        const uint32_t a4[4] = {av.x, av.y, av.z, av.w};
+        const int kr = 16 * kt + k0;
+        // Line qq K + kr of the slot, its chunks XORed with the line's low 3 bits.
+        const unsigned line = (unsigned)(qq * K + kr);
+        const unsigned sw = (line & 7u) ^ jb;
+        const char *row = slot + line * ROTQ_TMA_ROW_BYTES;
+        const bool in = kt < KT - 1 || kr < K; // rows past K read the zero chunk
+#pragma unroll
+        for (int p = 0; p < 4; p++) {
+            const char *src = in ? row + (((unsigned)(2 * p) ^ sw) << 4) : zero16;
+            uint32_t b[4];
+            ptx_ldmatrix_x4_trans(b, ptx_smem_addr(src));
+            const uint32_t b0[2] = {b[0], b[1]}, b1[2] = {b[2], b[3]};
+            if (F16) {
+                ptx_mma_f16_16816(acc[2 * p], a4, b0);
+                ptx_mma_f16_16816(acc[2 * p + 1], a4, b1);
+            } else {
+                ptx_mma_bf16_16816(acc[2 * p], a4, b0);
+                ptx_mma_bf16_16816(acc[2 * p + 1], a4, b1);
+            }
+        }
+    }
+#pragma unroll
+    for (int nt = 0; nt < 8; nt++)
+#pragma unroll
+        for (int i = 0; i < 4; i++) v[4 * nt + i] = acc[nt][i];
+}
+
+// A task's values to W: row 16mt + g + 8h, columns 64q + 8nt + 2t (+1), slot
+// rotq_frag_w, i.e. word 2t ^ 4 for nt >= 4 (column bit 5 set): two lane bases.
+template <int L, int KT>
+__device__ __forceinline__ void rotq_frag_store_w(float *W, int K, int mt, int q, const float v[32]) {
+    typedef rotq_frag_plan<L> plan;
+    const int lane = (int)ptx_lane_id(), g = lane >> 2, t = lane & 3;
+    const int r0 = 16 * mt + g;
+    float *w0 = W + r0 * plan::RS + 64 * q + 2 * t;
+    float *w1 = W + r0 * plan::RS + 64 * q + ((2 * t) ^ 4);
+    const bool last = mt == KT - 1; // only the last m tile has rows past K
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        if (last && r0 + 8 * h >= K) continue;
+#pragma unroll
+        for (int nt = 0; nt < 8; nt++) {
+            float *d = (nt < 4 ? w0 : w1) + 8 * nt + h * 8 * plan::RS;
+            *(float2 *)d = make_float2(v[4 * nt + 2 * h], v[4 * nt + 2 * h + 1]);
+        }
+    }
+}
+
+// Butterflies between lanes that differ in lane bit `mask`: the lower lane
+// keeps a + b, the upper one a - b (as rotq_lane_butterfly, one FFMA a value).
+__device__ __forceinline__ void rotq_frag_lane_butterfly(float v[32], unsigned mask) {
+    const float s = (ptx_lane_id() & mask) ? -1.0f : 1.0f;
+#pragma unroll
+    for (int r = 0; r < 32; r++) v[r] = fmaf(s, v[r], __shfl_xor_sync(0xffffffffu, v[r], mask));
+}
+
+// 8 consecutive outputs at element off of y.
+template <int DT, bool VEC>
+__device__ __forceinline__ void rotq_frag_store8(void *y, int64_t off, const float *v) {
+    if (DT == ROTQ_DTYPE_F32) {
+        float *d = (float *)y + off;
+        if (VEC) {
+            *(float4 *)d = make_float4(v[0], v[1], v[2], v[3]);
+            *(float4 *)(d + 4) = make_float4(v[4], v[5], v[6], v[7]);
+        } else {
+#pragma unroll
+            for (int i = 0; i < 8; i++) d[i] = v[i];
+        }
+    } else {
+        uint16_t *d = (uint16_t *)y + off;
+        if (VEC) {
+            *(uint4 *)d = make_uint4(rotq_pack_16x2(v[0], v[1], DT), rotq_pack_16x2(v[2], v[3], DT),
+                                     rotq_pack_16x2(v[4], v[5], DT), rotq_pack_16x2(v[6], v[7], DT));
+        } else {
+#pragma unroll
+            for (int i = 0; i < 8; i++) d[i] = rotq_to_16(v[i], DT);
+        }
+    }
+}
+template <int DT, bool VEC>
+__device__ __forceinline__ void rotq_frag_store_row(void *y, int64_t off, const float v[32]) {
+#pragma unroll
+    for (int grp = 0; grp < 4; grp++) rotq_frag_store8<DT, VEC>(y, off + 64 * grp, v + 8 * grp);
+}
+
+// B's values of row `row` (lane layout in the file comment): v[8 grp + c] is
+// column jl + 64 grp + c, jl the lane's column bits 3..5 and 8..
+template <int L>
+__device__ __forceinline__ void rotq_frag_load_w(const float *W, unsigned row, unsigned jl, float v[32]) {
+    typedef rotq_frag_plan<L> plan;
+    // rotq_frag_w: with column bit 5 set the two 4-word halves of a chunk swap.
+    const unsigned b5 = (jl >> 5) & 1u;
+    const float *p = W + row * plan::RS + jl;
+    const float *p0 = p + 4 * b5, *p1 = p + 4 - 4 * b5;
+#pragma unroll
+    for (int grp = 0; grp < 4; grp++) {
+        const float4 lo = *(const float4 *)(p0 + 64 * grp), hi = *(const float4 *)(p1 + 64 * grp);
+        v[8 * grp + 0] = lo.x, v[8 * grp + 1] = lo.y, v[8 * grp + 2] = lo.z, v[8 * grp + 3] = lo.w;
+        v[8 * grp + 4] = hi.x, v[8 * grp + 5] = hi.y, v[8 * grp + 6] = hi.z, v[8 * grp + 7] = hi.w;
+    }
+}
+
+// B's butterflies (column bits 1, 2, 6, 7 in registers, 8.. between lanes),
+// the scale and the stores of row `row` of row block g.
+template <int L>
+__device__ __forceinline__ void rotq_frag_finish(const rotq_had_args &a, int64_t g, unsigned row, unsigned jl,
+                                                 float v[32]) {
+    typedef rotq_frag_plan<L> plan;
+    rotq_butterfly<1>(v);
+    rotq_butterfly<2>(v);
+    rotq_butterfly<3>(v);
+    rotq_butterfly<4>(v);
+    if (plan::SB >= 1) rotq_frag_lane_butterfly(v, 8u);
+    if (plan::SB >= 2) rotq_frag_lane_butterfly(v, 16u);
+#pragma unroll
+    for (int r = 0; r < 32; r++) v[r] *= a.scale;
+    const int64_t off = rotq_group_base(a, g, a.y_stride) + ((int64_t)row << L) + jl;
+    if (a.out_dtype == ROTQ_DTYPE_F32) {
+        if (a.vec_out)
+            rotq_frag_store_row<ROTQ_DTYPE_F32, true>(a.y, off, v);
+        else
+            rotq_frag_store_row<ROTQ_DTYPE_F32, false>(a.y, off, v);
+    } else if (a.out_dtype == ROTQ_DTYPE_F16) {
+        if (a.vec_out)
+            rotq_frag_store_row<ROTQ_DTYPE_F16, true>(a.y, off, v);
+        else
+            rotq_frag_store_row<ROTQ_DTYPE_F16, false>(a.y, off, v);
+    } else {
+        if (a.vec_out)
+            rotq_frag_store_row<ROTQ_DTYPE_BF16, true>(a.y, off, v);
+        else
+            rotq_frag_store_row<ROTQ_DTYPE_BF16, false>(a.y, off, v);
+    }
+}
+
+// Waits for phase `parity` of an mbarrier (every lane that reads what it guards).
+__device__ __forceinline__ void rotq_frag_wait(const uint64_t *mbar, unsigned parity) {
+    rotq_tma_wait(ptx_smem_addr(mbar), parity);
+}
+
+// Issues use u of the slot ring (u = 2 i + h: half h of the block's tile i)
+// into slot u mod S, if that tile exists. One thread.
+template <int L>
+__device__ __forceinline__ void rotq_frag_fill(const CUtensorMap *xmap, rotq_frag_ctl *ctl, char *slots,
+                                               unsigned slot_bytes, unsigned S, unsigned u, int64_t ntiles) {
+    const int64_t tile = (int64_t)blockIdx.x + (int64_t)(u >> 1) * gridDim.x;
+    if (tile >= ntiles) return;
+    const unsigned s = u % S, use = u / S;
+    const uint32_t mbar = ptx_smem_addr(&ctl->tma[use & 1u][s]);
+    ptx_fence_proxy_async_smem(); // the slot's earlier reads (generic proxy) before the TMA writes
+    ptx_mbarrier_arrive_expect_tx(mbar, slot_bytes);
+    ptx_tma_load_4d(ptx_smem_addr(slots + s * slot_bytes), xmap, 0, 0, (int32_t)((u & 1u) * rotq_frag_plan<L>::HQ),
+                    (int32_t)tile, mbar);
+}
+
+// The signs of row block g applied to its 64-column block q, whose K lines
+// (qq K + k, qq = q mod HQ) are in `slot` under TMA's swizzle: 8 K chunks of
+// 16 bytes over the warp, their sign loads issued together.
+template <int L>
+__device__ __forceinline__ void rotq_frag_sign_block(const rotq_had_args &a, int K, char *slot, int64_t g, int q) {
+    typedef rotq_frag_plan<L> plan;
+    const int qq = q & (plan::HQ - 1);
+    const int8_t *sg = a.signs + rotq_sign_base(a, g) + 64 * q;
+    const int lane = (int)ptx_lane_id();
+#pragma unroll 4
+    for (int c = lane; c < 8 * K; c += 32) { // chunk j of row k
+        const int k = c >> 3, j = c & 7;
+        const unsigned line = (unsigned)(qq * K + k);
+        rotq_sign_chunk16(slot + rotq_tma_stage_chunk(line, (unsigned)j), sg + (k << L) + 8 * j);
+    }
+}
+
+// Shared memory: S slots of half a row block (K * 2^L bytes each, 1024-byte
+// multiples: K is a multiple of 4), W (K rows of RS words), H_K's A fragments
+// (KT^2 tiles of 512 bytes), a zero chunk, the control block.
+template <int L>
+__host__ __device__ inline size_t rotq_frag_smem(int k, int kt, int slots) {
+    return (size_t)slots * ((size_t)k << L) + (size_t)k * rotq_frag_plan<L>::RS * 4 + (size_t)kt * kt * 512 + 16 +
+           sizeof(rotq_frag_ctl);
+}
+
+template <int L, int KT>
+__global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
+    rotq_had_frag_kernel(rotq_had_args a, const __grid_constant__ rotq_had_factor f,
+                         const __grid_constant__ CUtensorMap xmap) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    typedef rotq_frag_plan<L> plan;
+    extern __shared__ __align__(1024) char rotq_frag_smem_buf[];
+    const int K = f.k;
+    const unsigned S = (unsigned)f.stages; // slots
+    const unsigned slot_bytes = (unsigned)K << L;
+    char *slots = rotq_frag_smem_buf;
+    float *W = (float *)(slots + S * slot_bytes);
+    uint4 *afr = (uint4 *)(W + K * plan::RS);
+    char *zero16 = (char *)(afr + KT * KT * 32);
+    rotq_frag_ctl *ctl = (rotq_frag_ctl *)(zero16 + 16);
+    const bool signs = a.signs != nullptr;
+    const int ta = KT << (L - 6); // A tasks: (m tile, 64-column block)
+    const int tb = K >> plan::RB; // B tasks: 2^RB rows each
+    const unsigned tpt = (unsigned)(ta + tb);
+    if (threadIdx.x == 0) {
+        for (unsigned s = 0; s < S; s++) {
+            for (int p = 0; p < 2; p++) {
+                ptx_mbarrier_init(ptx_smem_addr(&ctl->tma[p][s]), 1);
+                ptx_mbarrier_init(ptx_smem_addr(&ctl->sgn[p][s]), 32 * plan::HQ);
+            }
+            ctl->reads[s] = 0;
+        }
+        for (int mt = 0; mt < KT; mt++) {
+            const int rows = K - 16 * mt < 16 ? K - 16 * mt : 16;
+            for (int p = 0; p < 2; p++) {
+                ptx_mbarrier_init(ptx_smem_addr(&ctl->full[p][mt]), 32 * plan::QB);
+                ptx_mbarrier_init(ptx_smem_addr(&ctl->empty[p][mt]), 32 * (rows >> plan::RB));
+            }
+        }
+        for (int i = 0; i < 4; i++) ctl->done[i] = 0;
+        ctl->next = 0;
+        ptx_fence_mbarrier_init();
+        *(uint4 *)zero16 = make_uint4(0, 0, 0, 0);
+    }
+    rotq_build_factor_frags<L, false>(f, (uint32_t *)afr);
+    __syncthreads(); // the control block and fragments before any use
+    const int64_t ntiles = a.groups;
+    if (threadIdx.x == 0)
+        for (unsigned u = 0; u < S; u++) rotq_frag_fill<L>(&xmap, ctl, slots, slot_bytes, S, u, ntiles);
+
+    const unsigned lane = ptx_lane_id();
+    for (;;) {
+        unsigned t = 0;
+        if (lane == 0) t = atomicAdd(&ctl->next, 1u);
+        t = __shfl_sync(0xffffffffu, t, 0);
+        const unsigned it = t / tpt; // the block's tile
+        int r = (int)(t - it * tpt);
+        const int64_t tile = (int64_t)blockIdx.x + (int64_t)it * gridDim.x;
+        if (tile >= ntiles) break;
+        // No task of tile i starts before tile i - 2 is done: the mbarriers
+        // alternate by parity, so a waiter then finds the one it waits on in
+        // the phase it means (done[] counts monotonically: no parity there).
+        if (it >= 2) {
+            if (lane == 0) {
+                const volatile uint32_t *d = &ctl->done[(it - 2) & 3u];
+                const unsigned target = tpt * (((it - 2) >> 2) + 1u);
+                while (*d < target) __nanosleep(32);
+                __threadfence_block();
+            }
+            __syncwarp();
+        }
+        if (r < ta) { // A: K step of (mt, q), bits 0, 3..5, to W
+            const int mt = r >> (L - 6), q = r & (plan::QB - 1);
+            const int h = q >= plan::HQ ? 1 : 0, qq = q - h * plan::HQ;
+            const unsigned u = 2 * it + (unsigned)h, s = u % S, use = u / S;
+            char *slot = slots + s * slot_bytes;
+            rotq_frag_wait(&ctl->tma[use & 1u][s], (use >> 1) & 1u);
+            if (signs) {
+                // m tile 0's tasks sign their column block; the others wait for
+                // the half (all of its blocks) to be signed.
+                if (mt == 0) {
+                    rotq_frag_sign_block<L>(a, K, slot, tile, q);
+                    __syncwarp();
+                    ptx_mbarrier_arrive(ptx_smem_addr(&ctl->sgn[use & 1u][s]));
+                    __syncwarp();
+                } else {
+                    rotq_frag_wait(&ctl->sgn[use & 1u][s], (use >> 1) & 1u);
+                }
+            }
+            float v[32];
+            if (f.f16_mma)
+                rotq_frag_kstep<L, KT, true>(K, slot, zero16, afr, mt, qq, v);
+            else
+                rotq_frag_kstep<L, KT, false>(K, slot, zero16, afr, mt, qq, v);
+            // The slot is read (the mma results are in registers): the last of
+            // its KT * HQ readers refills it with use u + S.
+            __syncwarp();
+            if (lane == 0) {
+                __threadfence_block();
+                if (atomicAdd(&ctl->reads[s], 1u) == (unsigned)(KT * plan::HQ) - 1u) {
+                    ctl->reads[s] = 0;
+                    __threadfence_block();
+                    rotq_frag_fill<L>(&xmap, ctl, slots, slot_bytes, S, u + S, ntiles);
+                }
+            }
+            rotq_butterfly<0>(v);
+            rotq_butterfly<2>(v);
+            rotq_butterfly<3>(v);
+            rotq_butterfly<4>(v);
+            if (it > 0) rotq_frag_wait(&ctl->empty[(it - 1) & 1u][mt], ((it - 1) >> 1) & 1u);
+            rotq_frag_store_w<L, KT>(W, K, mt, q, v);
+            ptx_mbarrier_arrive(ptx_smem_addr(&ctl->full[it & 1u][mt]));
+        } else { // B: rows (r - ta) 2^RB .., from W to y
+            r -= ta;
+            const unsigned row = ((unsigned)r << plan::RB) | (lane >> (3 + plan::SB));
+            const int mt = (r << plan::RB) >> 4;
+            const unsigned jl = ((lane & 7u) << 3) | (((lane >> 3) & ((1u << plan::SB) - 1u)) << 8);
+            rotq_frag_wait(&ctl->full[it & 1u][mt], (it >> 1) & 1u);
+            float v[32];
+            rotq_frag_load_w<L>(W, row, jl, v);
+            ptx_mbarrier_arrive(ptx_smem_addr(&ctl->empty[it & 1u][mt])); // release: after the loads
+            rotq_frag_finish<L>(a, tile, row, jl, v);
+        }
+        __syncwarp();
+        if (lane == 0) {
+            __threadfence_block();
+            atomicAdd(&ctl->done[it & 3u], 1u);
+        }
+    }
+#endif
+}
+
+// Host: whether this kernel takes the call, and its launch. Needs compute
+// capability 9.x and code built for it, 16-bit inputs whose row blocks sit at a
+// fixed stride with 16-byte rows (TMA), K <= 64 (a multiple of 4, as every
+// factor is). ROTQ_ERR_NOT_SUPPORTED otherwise: the general factor kernel runs.
+// dry: decide, launch nothing.
+template <int L, int KT>
+static rotq_status rotq_launch_frag(const rotq_had_args &a, const rotq_had_factor &f0, cudaStream_t stream,
+                                    const rotq_cuda_device_info *dev, bool dry) {
+    static int usable[64]; // per device: 0 not checked, 1 yes, -1 no (code for sm_90 loaded)
+    static int regs[64];
+    if (dev->cc_major != 9 || f0.kt != KT || f0.k % 4 != 0) return ROTQ_ERR_NOT_SUPPORTED;
+    const int64_t gstride = rotq_factor_tma_input(a);
+    if (gstride <= 0) return ROTQ_ERR_NOT_SUPPORTED;
+    const void *kernel = (const void *)rotq_had_frag_kernel<L, KT>;
+    int *slot = &usable[dev->device & 63];
+    int u = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (u == 0) {
+        cudaFuncAttributes fa;
+        u = cudaFuncGetAttributes(&fa, kernel) == cudaSuccess && fa.binaryVersion >= 90 ? 1 : -1;
+        cudaGetLastError();
+        __atomic_store_n(slot, u, __ATOMIC_RELEASE);
+    }
+    if (u < 0) return ROTQ_ERR_NOT_SUPPORTED;
+    // Blocks per SM and slots: the most blocks (up to 2) that keep 3 slots (1.5
+    // tiles) each, then as many slots as fit, up to 8 (4 tiles).
+    const size_t opt = (size_t)dev->max_smem_optin, sm = (size_t)dev->smem_per_sm;
+    int bps = 0, S = 0;
+    for (int b = 2; b >= 1 && !bps; b--) {
+        for (int sl = ROTQ_FRAG_MAX_SLOTS; sl >= (b == 1 ? 2 : 3); sl--) {
+            const size_t bytes = rotq_frag_smem<L>(f0.k, KT, sl);
+            if (bytes <= opt && sm / (bytes + 1024) >= (size_t)b) {
+                bps = b, S = sl;
+                break;
+            }
+        }
+    }
+    if (!bps) return ROTQ_ERR_NOT_SUPPORTED;
+    const size_t smem = rotq_frag_smem<L>(f0.k, KT, S);
+    rotq_had_factor f = f0;
+    f.groups_per_block = 1;
+    f.krows = f.k;
+    f.slice_log = L - 1;
+    f.wgmma = 0;
+    f.half_rows = 0;
+    f.stages = S;
+    const int warps = 32 / bps;
+    int64_t grid = 0;
+    const rotq_status st = rotq_persistent_grid(kernel, 32 * warps, smem, regs, dev, a.groups, &grid);
+    if (st != ROTQ_OK) return st;
+    CUtensorMap xmap;
+    memset(&xmap, 0, sizeof xmap);
+    if (!rotq_tma_map_factor(&xmap, a.x, f.k, f.k, L, L - 1, a.groups, gstride, 1)) return ROTQ_ERR_NOT_SUPPORTED;
+    if (dry) return ROTQ_OK;
+    rotq_had_args t = a;
+    const int os = a.out_dtype == ROTQ_DTYPE_F32 ? 4 : 2;
+    t.tma = 1;
+    t.tma_out = 0;
+    t.vec_out = ((uintptr_t)a.y & 15u) == 0 && (a.y_stride * os) % 16 == 0 && ((int64_t)a.n * os) % 16 == 0;
+    rotq_had_frag_kernel<L, KT><<<(unsigned)grid, 32 * warps, smem, stream>>>(t, f, xmap);
+    return rotq_cuda_check_launch();
+}
+
+// The kernel for n = K * 2^L, 16-bit input (hadamard_inst_frag.cu).
+rotq_status rotq_dispatch_frag_es2(int L, const rotq_had_args &a, const rotq_had_factor &f, cudaStream_t s,
+                                   const rotq_cuda_device_info *d, bool dry);
