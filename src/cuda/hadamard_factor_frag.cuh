@@ -67,8 +67,8 @@ typedef struct rotq_frag_ctl {
     uint64_t sgn[2][ROTQ_FRAG_MAX_SLOTS];  // slot signed (by the A tasks of m tile 0), by use parity
     uint64_t full[2][4];                   // A(i) of m tile mt written W, by tile parity
     uint64_t empty[2][4];                  // B(i) read m tile mt's rows of W, by tile parity
+    uint64_t tile_done[4];                 // every task of tile i arrived, by i mod 4
     uint32_t reads[ROTQ_FRAG_MAX_SLOTS];   // A tasks done reading the slot's current use
-    uint32_t done[4];                      // tasks done of tiles i, i + 4, ... (i = 0..3): monotonic
     uint32_t next;                         // the next task
 } rotq_frag_ctl;
 
@@ -305,7 +305,7 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
                 ptx_mbarrier_init(ptx_smem_addr(&ctl->empty[p][mt]), 32 * (rows >> plan::RB));
             }
         }
-        for (int i = 0; i < 4; i++) ctl->done[i] = 0;
+        for (int i = 0; i < 4; i++) ptx_mbarrier_init(ptx_smem_addr(&ctl->tile_done[i]), 32 * tpt);
         ctl->next = 0;
         ptx_fence_mbarrier_init();
         *(uint4 *)zero16 = make_uint4(0, 0, 0, 0);
@@ -325,18 +325,13 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
         int r = (int)(t - it * tpt);
         const int64_t tile = (int64_t)blockIdx.x + (int64_t)it * gridDim.x;
         if (tile >= ntiles) break;
-        // No task of tile i starts before tile i - 2 is done: the mbarriers
-        // alternate by parity, so a waiter then finds the one it waits on in
-        // the phase it means (done[] counts monotonically: no parity there).
-        if (it >= 2) {
-            if (lane == 0) {
-                const volatile uint32_t *d = &ctl->done[(it - 2) & 3u];
-                const unsigned target = tpt * (((it - 2) >> 2) + 1u);
-                while (*d < target) __nanosleep(32);
-                __threadfence_block();
-            }
-            __syncwarp();
-        }
+        // No task of tile i starts before every task of tile i - 2 has arrived
+        // on tile_done (B tasks arrive once they have read W): the other
+        // mbarriers alternate by parity, so a waiter then finds the one it waits
+        // on in the phase it means. tile_done itself rotates over 4: with at
+        // most 3 tiles of tasks per warp count (the launcher), a task of tile i
+        // is handed out only after tile i - 5 is done.
+        if (it >= 2) rotq_frag_wait(&ctl->tile_done[(it - 2) & 3u], ((it - 2) >> 2) & 1u);
         if (r < ta) { // A: K step of (mt, q), bits 0, 3..5, to W
             const int mt = r >> (L - 6), q = r & (plan::QB - 1);
             const int h = q >= plan::HQ ? 1 : 0, qq = q - h * plan::HQ;
@@ -362,14 +357,12 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
                 rotq_frag_kstep<L, KT, false>(K, slot, zero16, afr, mt, qq, v);
             // The slot is read (the mma results are in registers): the last of
             // its KT * HQ readers refills it with use u + S.
+            // (No memory fence: the ldmatrix reads have completed once the mma
+            // has their results, before the count; the TMA is issued after it.)
             __syncwarp();
-            if (lane == 0) {
-                __threadfence_block();
-                if (atomicAdd(&ctl->reads[s], 1u) == (unsigned)(KT * plan::HQ) - 1u) {
-                    ctl->reads[s] = 0;
-                    __threadfence_block();
-                    rotq_frag_fill<L>(&xmap, ctl, slots, slot_bytes, S, u + S, ntiles);
-                }
+            if (lane == 0 && atomicAdd(&ctl->reads[s], 1u) == (unsigned)(KT * plan::HQ) - 1u) {
+                ctl->reads[s] = 0;
+                rotq_frag_fill<L>(&xmap, ctl, slots, slot_bytes, S, u + S, ntiles);
             }
             rotq_butterfly<0>(v);
             rotq_butterfly<2>(v);
@@ -378,6 +371,7 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
             if (it > 0) rotq_frag_wait(&ctl->empty[(it - 1) & 1u][mt], ((it - 1) >> 1) & 1u);
             rotq_frag_store_w<L, KT>(W, K, mt, q, v);
             ptx_mbarrier_arrive(ptx_smem_addr(&ctl->full[it & 1u][mt]));
+            ptx_mbarrier_arrive(ptx_smem_addr(&ctl->tile_done[it & 3u]));
         } else { // B: rows (r - ta) 2^RB .., from W to y
             r -= ta;
             const unsigned row = ((unsigned)r << plan::RB) | (lane >> (3 + plan::SB));
@@ -387,12 +381,8 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
             float v[32];
             rotq_frag_load_w<L>(W, row, jl, v);
             ptx_mbarrier_arrive(ptx_smem_addr(&ctl->empty[it & 1u][mt])); // release: after the loads
+            ptx_mbarrier_arrive(ptx_smem_addr(&ctl->tile_done[it & 3u]));
             rotq_frag_finish<L>(a, tile, row, jl, v);
-        }
-        __syncwarp();
-        if (lane == 0) {
-            __threadfence_block();
-            atomicAdd(&ctl->done[it & 3u], 1u);
         }
     }
 #endif
@@ -443,7 +433,9 @@ static rotq_status rotq_launch_frag(const rotq_had_args &a, const rotq_had_facto
     f.wgmma = 0;
     f.half_rows = 0;
     f.stages = S;
-    const int warps = 32 / bps;
+    // Warps: 32 per SM, and at most 3 tiles of tasks (the tile_done rotation).
+    const int tpt = (KT << (L - 6)) + (f0.k >> rotq_frag_plan<L>::RB);
+    const int warps = 32 / bps < 3 * tpt ? 32 / bps : 3 * tpt;
     int64_t grid = 0;
     const rotq_status st = rotq_persistent_grid(kernel, 32 * warps, smem, regs, dev, a.groups, &grid);
     if (st != ROTQ_OK) return st;
