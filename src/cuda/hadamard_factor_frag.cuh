@@ -38,15 +38,17 @@
 // for earlier tasks, so the order cannot deadlock; tiles overlap (B of one
 // tile, A of the next, the stage loads), and no block barrier holds every
 // warp for the slowest one. The input arrives by TMA (the general kernel's box,
-// rotq_tma_map_factor) in half-row slots, a ring of S of them (1.5 to 4 tiles
-// ahead, by shared memory); the A task that reads a slot last refills it.
-// full, empty and the slots' mbarriers alternate by tile / use parity, so a
-// waiter would need to run four phases ahead to misread one.
+// rotq_tma_map_factor) in slices of half, a quarter or an eighth of a row (2^ls
+// columns of every K row), into a ring of S slots (half a tile to 4 tiles
+// ahead, as shared memory allows); the A task that reads a slot last refills it.
+// full, empty and the slots' mbarriers alternate by tile / use parity, and no
+// task of tile i starts before every task of tile i - 2 is done (tile_done), so
+// each wait finds its mbarrier in the phase it means.
 #pragma once
 #include "hadamard_launch.cuh"
 
-// Threads of a block at most (the launcher picks 16 or 32 warps): ptxas caps
-// the kernel at 64 registers.
+// Threads of a block at most (the launcher picks 32 warps an SM over 1 to 3
+// blocks): ptxas caps the kernel at 64 registers.
 #define ROTQ_FRAG_MAX_THREADS 1024
 #define ROTQ_FRAG_MAX_SLOTS 8
 
@@ -55,7 +57,6 @@ struct rotq_frag_plan {
     static_assert(L >= 8 && L <= 10, "rotq_frag_plan: rows of 2^8 .. 2^10");
     static constexpr int RS = (1 << L) + 8; // W words per row, == 8 mod 32
     static constexpr int QB = 1 << (L - 6); // 64-column blocks per row
-    static constexpr int HQ = QB / 2;       // ... per slot (half a row)
     static constexpr int SB = L - 8;        // B: column bits 8 .. L-1 on lane bits 3 ..
     static constexpr int RB = 10 - L;       // B: rows per task = 2^RB (the top lane bits)
 };
@@ -263,28 +264,34 @@ __device__ __forceinline__ void rotq_frag_wait(const uint64_t *mbar, unsigned pa
 __host__ __device__ inline uint32_t rotq_frag_magic(uint32_t d) { return (uint32_t)(0xffffffffu / d) + 1u; }
 __device__ __forceinline__ uint32_t rotq_frag_div(uint32_t x, uint32_t m) { return __umulhi(x, m); }
 
-// Issues use u of the slot ring (u = 2 i + h: half h of the block's tile i)
-// into slot u mod S, if that tile exists. One thread.
-template <int L>
+// Bytes from one slot to the next: a slice, rounded up to 1024.
+__host__ __device__ constexpr unsigned rotq_frag_slot_stride(unsigned slot_bytes) {
+    return (slot_bytes + 1023u) & ~1023u;
+}
+
+// Issues use u of the slot ring (u = i 2^sl + h: slice h of the block's tile
+// i, 2^sl slices a row, 2^qs 64-column blocks a slice) into slot u mod S, if
+// that tile exists. One thread.
 __device__ __forceinline__ void rotq_frag_fill(const CUtensorMap *xmap, rotq_frag_ctl *ctl, char *slots,
-                                               unsigned slot_bytes, unsigned S, unsigned u, int64_t ntiles) {
-    const int64_t tile = (int64_t)blockIdx.x + (int64_t)(u >> 1) * gridDim.x;
+                                               unsigned slot_bytes, unsigned S, int sl, int qs, unsigned u,
+                                               int64_t ntiles) {
+    const int64_t tile = (int64_t)blockIdx.x + (int64_t)(u >> sl) * gridDim.x;
     if (tile >= ntiles) return;
     const unsigned s = u % S, use = u / S;
     const uint32_t mbar = ptx_smem_addr(&ctl->tma[use & 1u][s]);
     ptx_fence_proxy_async_smem(); // the slot's earlier reads (generic proxy) before the TMA writes
     ptx_mbarrier_arrive_expect_tx(mbar, slot_bytes);
-    ptx_tma_load_4d(ptx_smem_addr(slots + s * slot_bytes), xmap, 0, 0, (int32_t)((u & 1u) * rotq_frag_plan<L>::HQ),
-                    (int32_t)tile, mbar);
+    const int32_t c2 = (int32_t)((u & ((1u << sl) - 1u)) << qs); // the slice's first 64-column block
+    ptx_tma_load_4d(ptx_smem_addr(slots + s * rotq_frag_slot_stride(slot_bytes)), xmap, 0, 0, c2, (int32_t)tile,
+                    mbar);
 }
 
 // The signs of row block g applied to its 64-column block q, whose K lines
-// (qq K + k, qq = q mod HQ) are in `slot` under TMA's swizzle: 8 K chunks of
-// 16 bytes over the warp, their sign loads issued together.
+// (qq K + k, qq its block within the slice) are in `slot` under TMA's
+// swizzle: 8 K chunks of 16 bytes over the warp.
 template <int L>
-__device__ __forceinline__ void rotq_frag_sign_block(const rotq_had_args &a, int K, char *slot, int64_t g, int q) {
-    typedef rotq_frag_plan<L> plan;
-    const int qq = q & (plan::HQ - 1);
+__device__ __forceinline__ void rotq_frag_sign_block(const rotq_had_args &a, int K, char *slot, int64_t g, int q,
+                                                     int qq) {
     const int8_t *sg = a.signs + rotq_sign_base(a, g) + 64 * q;
     const int lane = (int)ptx_lane_id();
 #pragma unroll 4
@@ -295,13 +302,14 @@ __device__ __forceinline__ void rotq_frag_sign_block(const rotq_had_args &a, int
     }
 }
 
-// Shared memory: S slots of half a row block (K * 2^L bytes each, 1024-byte
-// multiples: K is a multiple of 4), W (K rows of RS words), H_K's A fragments
-// (KT^2 tiles of 512 bytes), a zero chunk, the control block.
+// Shared memory: S slots of one slice of a row block, 2^ls columns of every K
+// row (K 2^(ls+1) bytes, each slot on a 1024-byte boundary as TMA's 128-byte
+// swizzle needs), W (K rows of RS words), H_K's A fragments (KT^2 tiles of 512
+// bytes), a zero chunk, the control block.
 template <int L>
-__host__ __device__ inline size_t rotq_frag_smem(int k, int kt, int slots) {
-    return (size_t)slots * ((size_t)k << L) + (size_t)k * rotq_frag_plan<L>::RS * 4 + (size_t)kt * kt * 512 + 16 +
-           sizeof(rotq_frag_ctl);
+__host__ __device__ inline size_t rotq_frag_smem(int k, int kt, int slots, int ls) {
+    return (size_t)slots * rotq_frag_slot_stride((unsigned)k << (ls + 1)) + (size_t)k * rotq_frag_plan<L>::RS * 4 +
+           (size_t)kt * kt * 512 + 16 + sizeof(rotq_frag_ctl);
 }
 
 template <int L, int KT>
@@ -312,10 +320,11 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
     typedef rotq_frag_plan<L> plan;
     extern __shared__ __align__(1024) char rotq_frag_smem_buf[];
     const int K = f.k;
-    const unsigned S = (unsigned)f.stages; // slots
-    const unsigned slot_bytes = (unsigned)K << L;
+    const unsigned S = (unsigned)f.stages;                // slots
+    const int qs = f.slice_log - 6, sl = L - f.slice_log; // 2^qs 64-column blocks a slice, 2^sl slices a row
+    const unsigned slot_bytes = (unsigned)K << (f.slice_log + 1), slot_stride = rotq_frag_slot_stride(slot_bytes);
     char *slots = rotq_frag_smem_buf;
-    float *W = (float *)(slots + S * slot_bytes);
+    float *W = (float *)(slots + S * slot_stride);
     uint4 *afr = (uint4 *)(W + K * plan::RS);
     char *zero16 = (char *)(afr + KT * KT * 32);
     rotq_frag_ctl *ctl = (rotq_frag_ctl *)(zero16 + 16);
@@ -327,7 +336,7 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
         for (unsigned s = 0; s < S; s++) {
             for (int p = 0; p < 2; p++) {
                 ptx_mbarrier_init(ptx_smem_addr(&ctl->tma[p][s]), 1);
-                ptx_mbarrier_init(ptx_smem_addr(&ctl->sgn[p][s]), 32 * plan::HQ);
+                ptx_mbarrier_init(ptx_smem_addr(&ctl->sgn[p][s]), 32u << qs);
             }
             ctl->reads[s] = 0;
         }
@@ -347,7 +356,7 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
     __syncthreads(); // the control block and fragments before any use
     const int64_t ntiles = a.groups;
     if (threadIdx.x == 0)
-        for (unsigned u = 0; u < S; u++) rotq_frag_fill<L>(&xmap, ctl, slots, slot_bytes, S, u, ntiles);
+        for (unsigned u = 0; u < S; u++) rotq_frag_fill(&xmap, ctl, slots, slot_bytes, S, sl, qs, u, ntiles);
 
     const unsigned lane = ptx_lane_id();
     const uint32_t mtpt = rotq_frag_magic(tpt), ms = rotq_frag_magic(S);
@@ -368,15 +377,15 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
         if (it >= 2) rotq_frag_wait(&ctl->tile_done[(it - 2) & 3u], ((it - 2) >> 2) & 1u);
         if (r < ta) { // A: K step of (mt, q), bits 0, 3..5, to W
             const int mt = r >> (L - 6), q = r & (plan::QB - 1);
-            const int h = q >= plan::HQ ? 1 : 0, qq = q - h * plan::HQ;
-            const unsigned u = 2 * it + (unsigned)h, use = rotq_frag_div(u, ms), s = u - use * S;
-            char *slot = slots + s * slot_bytes;
+            const int h = q >> qs, qq = q & ((1 << qs) - 1); // slice, block in it
+            const unsigned u = (it << sl) + (unsigned)h, use = rotq_frag_div(u, ms), s = u - use * S;
+            char *slot = slots + s * slot_stride;
             rotq_frag_wait(&ctl->tma[use & 1u][s], (use >> 1) & 1u);
             if (signs) {
                 // m tile 0's tasks sign their column block; the others wait for
-                // the half (all of its blocks) to be signed.
+                // the slice (all of its blocks) to be signed.
                 if (mt == 0) {
-                    rotq_frag_sign_block<L>(a, K, slot, tile, q);
+                    rotq_frag_sign_block<L>(a, K, slot, tile, q, qq);
                     __syncwarp();
                     ptx_mbarrier_arrive(ptx_smem_addr(&ctl->sgn[use & 1u][s]));
                     __syncwarp();
@@ -390,13 +399,13 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
             else
                 rotq_frag_kstep<L, KT, false>(K, slot, zero16, afr, mt, qq, v);
             // The slot is read (the mma results are in registers): the last of
-            // its KT * HQ readers refills it with use u + S.
+            // its KT 2^qs readers refills it with use u + S.
             // (No memory fence: the ldmatrix reads have completed once the mma
             // has their results, before the count; the TMA is issued after it.)
             __syncwarp();
-            if (lane == 0 && atomicAdd(&ctl->reads[s], 1u) == (unsigned)(KT * plan::HQ) - 1u) {
+            if (lane == 0 && atomicAdd(&ctl->reads[s], 1u) == ((unsigned)KT << qs) - 1u) {
                 ctl->reads[s] = 0;
-                rotq_frag_fill<L>(&xmap, ctl, slots, slot_bytes, S, u + S, ntiles);
+                rotq_frag_fill(&xmap, ctl, slots, slot_bytes, S, sl, qs, u + S, ntiles);
             }
             if (mt == KT - 1 && (K & 15) != 0 && (K & 15) <= 8) {
                 // Rows 16mt + 8 .. are all past K: only the row half h = 0.
@@ -449,25 +458,37 @@ static rotq_status rotq_launch_frag(const rotq_had_args &a, const rotq_had_facto
         __atomic_store_n(slot, u, __ATOMIC_RELEASE);
     }
     if (u < 0) return ROTQ_ERR_NOT_SUPPORTED;
-    // Blocks per SM and slots: the most blocks (up to 2) that keep 3 slots (1.5
-    // tiles) each, then as many slots as fit, up to 8 (4 tiles).
+    // Blocks per SM, slices and slots: the most blocks (up to 3) whose slots
+    // hold enough tiles ahead (1.5 with two blocks an SM, 1 with three, half a
+    // tile with one), then the most tiles ahead (up to 4), then the widest
+    // slices (halves of a row where they fit: fewer, larger boxes).
     const size_t opt = (size_t)dev->max_smem_optin, sm = (size_t)dev->smem_per_sm;
-    int bps = 0, S = 0;
-    for (int b = 2; b >= 1 && !bps; b--) {
-        for (int sl = ROTQ_FRAG_MAX_SLOTS; sl >= (b == 1 ? 2 : 3); sl--) {
-            const size_t bytes = rotq_frag_smem<L>(f0.k, KT, sl);
-            if (bytes <= opt && sm / (bytes + 1024) >= (size_t)b) {
-                bps = b, S = sl;
-                break;
+    int bps = 0, S = 0, ls = 0;
+#ifndef ROTQ_FRAG_MAX_BPS
+#define ROTQ_FRAG_MAX_BPS 3
+#endif
+    for (int b = ROTQ_FRAG_MAX_BPS; b >= 1 && !bps; b--) {
+        const double need = b == 1 ? 0.5 : b == 2 ? 1.5 : 1.0; // tiles ahead
+        double best = 0.0;
+        for (int l = L - 1; l >= L - 3 && l >= 6; l--) {
+            int n = ROTQ_FRAG_MAX_SLOTS;
+            for (; n >= 2; n--) {
+                const size_t bytes = rotq_frag_smem<L>(f0.k, KT, n, l);
+                if (bytes <= opt && sm / (bytes + 1024) >= (size_t)b) break;
             }
+            if (n < 2) continue;
+            double ahead = (double)n / (double)(1 << (L - l));
+            if (ahead < need) continue;
+            if (ahead > 4.0) ahead = 4.0;
+            if (ahead > best + 1e-9) best = ahead, bps = b, S = n, ls = l;
         }
     }
     if (!bps) return ROTQ_ERR_NOT_SUPPORTED;
-    const size_t smem = rotq_frag_smem<L>(f0.k, KT, S);
+    const size_t smem = rotq_frag_smem<L>(f0.k, KT, S, ls);
     rotq_had_factor f = f0;
     f.groups_per_block = 1;
     f.krows = f.k;
-    f.slice_log = L - 1;
+    f.slice_log = ls;
     f.wgmma = 0;
     f.half_rows = 0;
     f.stages = S;
@@ -484,7 +505,7 @@ static rotq_status rotq_launch_frag(const rotq_had_args &a, const rotq_had_facto
     if ((double)(a.groups / grid + 2) * tpt * tpt >= 4294967296.0) return ROTQ_ERR_NOT_SUPPORTED;
     CUtensorMap xmap;
     memset(&xmap, 0, sizeof xmap);
-    if (!rotq_tma_map_factor(&xmap, a.x, f.k, f.k, L, L - 1, a.groups, gstride, 1)) return ROTQ_ERR_NOT_SUPPORTED;
+    if (!rotq_tma_map_factor(&xmap, a.x, f.k, f.k, L, ls, a.groups, gstride, 1)) return ROTQ_ERR_NOT_SUPPORTED;
     if (dry) return ROTQ_OK;
     rotq_had_args t = a;
     const int os = a.out_dtype == ROTQ_DTYPE_F32 ? 4 : 2;
