@@ -625,6 +625,27 @@ void ck_op_quantize(ck_ctx *c) {
                     0, 1);
         run_case(c, q);
     }
+    /* The fragment kernel's quantize build (sm_90: K <= 64 at 2^8 .. 2^10, 16-bit
+       input by TMA): every kind and int4 group size at each 2^m and k-tile count
+       class, row sums on and off, signs, the transposed factor, row counts from 1 to
+       several tiles a block, special rows (the row absmax over the tile's B tasks,
+       NaN / Inf codes). */
+    {
+        static const int32_t fk[6] = {12, 20, 28, 36, 44, 60};
+        for (int i = 0; i < 12; i++) {
+            const int L = 8 + i % 3, k = fk[i % 6];
+            const int32_t n = k << L;
+            if (n > 36 * 1024 || (!full && i % 4 != 0)) continue;
+            const rotq_quant_kind kind = (rotq_quant_kind)(i % ROTQ_QUANT_KIND_COUNT);
+            static const int64_t fr[4] = {1, 67, 613, 5};
+            q = rotated(base(kind, groups[i % 3], i & 1 ? ROTQ_DTYPE_BF16 : ROTQ_DTYPE_F16, fr[i % 4], n), n, k,
+                        i % 5 == 2 ? ROTQ_HADAMARD_TRANSPOSE_FACTOR : 0, i % 3 == 1);
+            if (!full && q.rows > 67) q.rows = 67;
+            if (kind == ROTQ_QUANT_INT8_ROW && i % 8 == 4) q.row_sums = 0;
+            if (i % 4 == 3) q.special = 2;
+            run_case(c, q);
+        }
+    }
     /* Model-sized rotated rows, row sums off, another static scale. */
     q = rotated(base(ROTQ_QUANT_INT8_ROW, 0, ROTQ_DTYPE_F16, 3, 14336), 14336, ROTQ_HADAMARD_FACTOR_AUTO, 0, 1);
     run_case(c, q);

@@ -46,6 +46,7 @@
 // each wait finds its mbarrier in the phase it means.
 #pragma once
 #include "hadamard_launch.cuh"
+#include "quantize_frag.cuh"
 
 // Threads of a block at most (the launcher picks 32 warps an SM over 1 to 3
 // blocks): ptxas caps the kernel at 64 registers.
@@ -69,6 +70,9 @@ typedef struct rotq_frag_ctl {
     uint64_t full[2][4];                   // A(i) of m tile mt written W, by tile parity
     uint64_t empty[2][4];                  // B(i) read m tile mt's rows of W, by tile parity
     uint64_t tile_done[4];                 // every task of tile i arrived, by i mod 4
+    uint64_t amx[2];                       // QUANT: B(i) added to the row absmax, by tile parity
+    uint64_t rsd[2];                       // QUANT: B(i) read the absmax (and added to the row sum)
+    uint32_t am[2], rs[2];                 // QUANT: the row's absmax (float bits) and int8 code sum
     uint32_t reads[ROTQ_FRAG_MAX_SLOTS];   // A tasks done reading the slot's current use
     uint32_t next;                         // the next task
 } rotq_frag_ctl;
@@ -211,15 +215,13 @@ __device__ __forceinline__ void rotq_frag_load_w(const float *W, unsigned row, u
     }
 }
 
-// B's butterflies (column bits 1, 2, 6, 7 in registers, 8.. between lanes),
-// the scale and the stores of row `row` of row block g.
+// B's butterflies (column bits 1, 2, 6, 7 in registers, 8.. between lanes)
+// and the scale sc.
 template <int L>
-__device__ __forceinline__ void rotq_frag_finish(const rotq_had_args &a, int64_t g, unsigned row, unsigned jl,
-                                                 float v[32]) {
+__device__ __forceinline__ void rotq_frag_butterflies_b(float v[32], float sc) {
     typedef rotq_frag_plan<L> plan;
     // The scale in the first level: (x + y) s, (x - y) s as fma(x, s, +-RN(y s)),
     // three instructions a pair where a separate multiply took four.
-    const float sc = a.scale;
 #pragma unroll
     for (int r = 0; r < 32; r++) {
         if (r & 2) continue;
@@ -232,6 +234,12 @@ __device__ __forceinline__ void rotq_frag_finish(const rotq_had_args &a, int64_t
     rotq_butterfly<4>(v);
     if (plan::SB >= 1) rotq_frag_lane_butterfly(v, 8u);
     if (plan::SB >= 2) rotq_frag_lane_butterfly(v, 16u);
+}
+
+// B's outputs: row `row` of row block g in y.
+template <int L>
+__device__ __forceinline__ void rotq_frag_store(const rotq_had_args &a, int64_t g, unsigned row, unsigned jl,
+                                                const float v[32]) {
     const int64_t off = rotq_group_base(a, g, a.y_stride) + ((int64_t)row << L) + jl;
     if (a.out_dtype == ROTQ_DTYPE_F32) {
         if (a.vec_out)
@@ -302,6 +310,63 @@ __device__ __forceinline__ void rotq_frag_sign_block(const rotq_had_args &a, int
     }
 }
 
+// A B task of the fused quantize build (QUANT): the codes of its rotated,
+// scaled values; the quantize row is the tile (one row block a row). int4
+// groups and static fp8 are the warp's own. Per-row int8 / fp8 first take the
+// row's absmax over the tile's B tasks (a shared atomic max, then the amx
+// mbarrier: every B task of the tile is held by a warp at once, as the
+// launcher's warps >= B tasks ensure); the tile's B task 0 writes the scale
+// and the row sum once every task has read the absmax and added its sum (rsd),
+// then clears both for tile i + 2, before its tile_done arrival.
+template <int L>
+__device__ __forceinline__ void rotq_frag_quant_b(const rotq_q_args &qa, rotq_frag_ctl *ctl, int64_t tile,
+                                                  unsigned it, int r, unsigned row, unsigned jl, const float v[32]) {
+    const int64_t col0 = ((int64_t)row << L) + jl; // the lane's first column in the quantize row
+    uint8_t *q = (uint8_t *)qa.q + tile * qa.q_stride;
+    const uint32_t done = ptx_smem_addr(&ctl->tile_done[it & 3u]);
+    uint32_t sum = 0;
+    if (qa.kind == ROTQ_QUANT_INT4_GROUP) {
+        rotq_fq_int4(v, qa.group_shift, q, qa.scales + tile * qa.groups_per_row, col0);
+        ptx_mbarrier_arrive(done);
+        return;
+    }
+    if (qa.kind == ROTQ_QUANT_FP8_TENSOR) {
+        rotq_fq_codes<true>(v, qa.static_inv, q + col0, &sum);
+        ptx_mbarrier_arrive(done);
+        return;
+    }
+    const unsigned p = it & 1u, par = (it >> 1) & 1u, lane = ptx_lane_id();
+    const float m = rotq_fq_warp_absmax(v);
+    if (lane == 0) atomicMax(&ctl->am[p], __float_as_uint(m)); // finite, >= 0: ordered as its bits
+    ptx_mbarrier_arrive(ptx_smem_addr(&ctl->amx[p]));
+    rotq_frag_wait(&ctl->amx[p], par);
+    const float am = __uint_as_float(*(volatile uint32_t *)&ctl->am[p]);
+    const bool fp8 = qa.kind == ROTQ_QUANT_FP8_ROW;
+    const float qmax = fp8 ? ROTQ_FP8_E4M3_MAX : ROTQ_I8_QMAX;
+    const float inv = rotq_quant_inv(am, qmax);
+    if (fp8) {
+        rotq_fq_codes<true>(v, inv, q + col0, &sum);
+    } else {
+        rotq_fq_codes<false>(v, inv, q + col0, &sum);
+        if (qa.row_sums) {
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+            if (lane == 0) atomicAdd(&ctl->rs[p], sum); // wrapping, as the CPU's uint32 sum
+        }
+    }
+    ptx_mbarrier_arrive(ptx_smem_addr(&ctl->rsd[p]));
+    if (r == 0) {
+        rotq_frag_wait(&ctl->rsd[p], par);
+        if (lane == 0) {
+            qa.scales[tile] = rotq_quant_scale(am, qmax);
+            if (!fp8 && qa.row_sums) qa.row_sums[tile] = (int32_t)*(volatile uint32_t *)&ctl->rs[p];
+            ctl->am[p] = 0u, ctl->rs[p] = 0u;
+        }
+        __syncwarp();
+    }
+    ptx_mbarrier_arrive(done);
+}
+
 // Shared memory: S slots of one slice of a row block, 2^ls columns of every K
 // row (K 2^(ls+1) bytes, each slot on a 1024-byte boundary as TMA's 128-byte
 // swizzle needs), W (K rows of RS words), H_K's A fragments (KT^2 tiles of 512
@@ -312,9 +377,12 @@ __host__ __device__ inline size_t rotq_frag_smem(int k, int kt, int slots, int l
            (size_t)kt * kt * 512 + 16 + sizeof(rotq_frag_ctl);
 }
 
-template <int L, int KT>
+// QUANT: the fused rotate + quantize build (qa as for the fused power-of-two
+// kernel: kind, q, scales, row_sums, group fields; rows = row blocks, cols = n):
+// B tasks write codes (rotq_frag_quant_b) instead of y.
+template <int L, int KT, bool QUANT>
 __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
-    rotq_had_frag_kernel(rotq_had_args a, const __grid_constant__ rotq_had_factor f,
+    rotq_had_frag_kernel(rotq_had_args a, const __grid_constant__ rotq_had_factor f, const rotq_q_args qa,
                          const __grid_constant__ CUtensorMap xmap) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     typedef rotq_frag_plan<L> plan;
@@ -348,6 +416,11 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
             }
         }
         for (int i = 0; i < 4; i++) ptx_mbarrier_init(ptx_smem_addr(&ctl->tile_done[i]), 32 * tpt);
+        for (int p = 0; p < 2; p++) {
+            ptx_mbarrier_init(ptx_smem_addr(&ctl->amx[p]), 32 * tb);
+            ptx_mbarrier_init(ptx_smem_addr(&ctl->rsd[p]), 32 * tb);
+            ctl->am[p] = ctl->rs[p] = 0u;
+        }
         ctl->next = 0;
         ptx_fence_mbarrier_init();
         *(uint4 *)zero16 = make_uint4(0, 0, 0, 0);
@@ -428,8 +501,13 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
             float v[32];
             rotq_frag_load_w<L>(W, row, jl, v);
             ptx_mbarrier_arrive(ptx_smem_addr(&ctl->empty[it & 1u][mt])); // release: after the loads
-            ptx_mbarrier_arrive(ptx_smem_addr(&ctl->tile_done[it & 3u]));
-            rotq_frag_finish<L>(a, tile, row, jl, v);
+            rotq_frag_butterflies_b<L>(v, a.scale);
+            if constexpr (QUANT) {
+                rotq_frag_quant_b<L>(qa, ctl, tile, it, r, row, jl, v);
+            } else {
+                ptx_mbarrier_arrive(ptx_smem_addr(&ctl->tile_done[it & 3u]));
+                rotq_frag_store<L>(a, tile, row, jl, v);
+            }
         }
     }
 #endif
@@ -439,16 +517,18 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
 // capability 9.x and code built for it, 16-bit inputs whose row blocks sit at a
 // fixed stride with 16-byte rows (TMA), K <= 64 (a multiple of 4, as every
 // factor is). ROTQ_ERR_NOT_SUPPORTED otherwise: the general factor kernel runs.
-// dry: decide, launch nothing.
-template <int L, int KT>
-static rotq_status rotq_launch_frag(const rotq_had_args &a, const rotq_had_factor &f0, cudaStream_t stream,
-                                    const rotq_cuda_device_info *dev, bool dry) {
+// QUANT: qa holds the quantize arguments (per-row int8 / fp8 need every B
+// task of a tile held at once: warps >= B tasks). dry: decide, launch nothing.
+template <int L, int KT, bool QUANT>
+static rotq_status rotq_launch_frag(const rotq_had_args &a, const rotq_had_factor &f0, const rotq_q_args *qa,
+                                    cudaStream_t stream, const rotq_cuda_device_info *dev, bool dry) {
+    typedef rotq_frag_plan<L> plan;
     static int usable[64]; // per device: 0 not checked, 1 yes, -1 no (code for sm_90 loaded)
     static int regs[64];
     if (dev->cc_major != 9 || f0.kt != KT || f0.k % 4 != 0) return ROTQ_ERR_NOT_SUPPORTED;
     const int64_t gstride = rotq_factor_tma_input(a);
     if (gstride <= 0) return ROTQ_ERR_NOT_SUPPORTED;
-    const void *kernel = (const void *)rotq_had_frag_kernel<L, KT>;
+    const void *kernel = (const void *)rotq_had_frag_kernel<L, KT, QUANT>;
     int *slot = &usable[dev->device & 63];
     int u = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
     if (u == 0) {
@@ -458,16 +538,18 @@ static rotq_status rotq_launch_frag(const rotq_had_args &a, const rotq_had_facto
         __atomic_store_n(slot, u, __ATOMIC_RELEASE);
     }
     if (u < 0) return ROTQ_ERR_NOT_SUPPORTED;
-    // Blocks per SM, slices and slots: the most blocks (up to 3) whose slots
-    // hold enough tiles ahead (1.5 with two blocks an SM, 1 with three, half a
-    // tile with one), then the most tiles ahead (up to 4), then the widest
-    // slices (halves of a row where they fit: fewer, larger boxes).
+    const int tpt = (KT << (L - 6)) + (f0.k >> plan::RB), tb = f0.k >> plan::RB;
+    // 32 warps an SM (the 64-register cap) over 1 to 3 blocks; the fused
+    // per-row kinds need a block's warps to cover a tile's B tasks.
+    int maxb = 3;
+    if (QUANT && (qa->kind == ROTQ_QUANT_INT8_ROW || qa->kind == ROTQ_QUANT_FP8_ROW)) maxb = 32 / tb < 3 ? 32 / tb : 3;
+    // Blocks per SM, slices and slots: the most blocks whose slots hold enough
+    // tiles ahead (1.5 with two blocks an SM, 1 with three, half a tile with
+    // one), then the most tiles ahead (up to 4), then the widest slices (halves
+    // of a row where they fit: fewer, larger boxes).
     const size_t opt = (size_t)dev->max_smem_optin, sm = (size_t)dev->smem_per_sm;
     int bps = 0, S = 0, ls = 0;
-#ifndef ROTQ_FRAG_MAX_BPS
-#define ROTQ_FRAG_MAX_BPS 3
-#endif
-    for (int b = ROTQ_FRAG_MAX_BPS; b >= 1 && !bps; b--) {
+    for (int b = maxb; b >= 1 && !bps; b--) {
         const double need = b == 1 ? 0.5 : b == 2 ? 1.5 : 1.0; // tiles ahead
         double best = 0.0;
         for (int l = L - 1; l >= L - 3 && l >= 6; l--) {
@@ -492,12 +574,8 @@ static rotq_status rotq_launch_frag(const rotq_had_args &a, const rotq_had_facto
     f.wgmma = 0;
     f.half_rows = 0;
     f.stages = S;
-    // Warps: 32 per SM, and at most 3 tiles of tasks (the tile_done rotation).
-    const int tpt = (KT << (L - 6)) + (f0.k >> rotq_frag_plan<L>::RB);
-#ifndef ROTQ_FRAG_SM_WARPS
-#define ROTQ_FRAG_SM_WARPS 32
-#endif
-    const int warps = ROTQ_FRAG_SM_WARPS / bps < 3 * tpt ? ROTQ_FRAG_SM_WARPS / bps : 3 * tpt;
+    // At most 3 tiles of tasks per block's warps (the tile_done rotation).
+    const int warps = 32 / bps < 3 * tpt ? 32 / bps : 3 * tpt;
     int64_t grid = 0;
     const rotq_status st = rotq_persistent_grid(kernel, 32 * warps, smem, regs, dev, a.groups, &grid);
     if (st != ROTQ_OK) return st;
@@ -512,10 +590,19 @@ static rotq_status rotq_launch_frag(const rotq_had_args &a, const rotq_had_facto
     t.tma = 1;
     t.tma_out = 0;
     t.vec_out = ((uintptr_t)a.y & 15u) == 0 && (a.y_stride * os) % 16 == 0 && ((int64_t)a.n * os) % 16 == 0;
-    rotq_had_frag_kernel<L, KT><<<(unsigned)grid, 32 * warps, smem, stream>>>(t, f, xmap);
+    rotq_q_args q;
+    if (QUANT)
+        q = *qa;
+    else
+        memset(&q, 0, sizeof q);
+    rotq_had_frag_kernel<L, KT, QUANT><<<(unsigned)grid, 32 * warps, smem, stream>>>(t, f, q, xmap);
     return rotq_cuda_check_launch();
 }
 
-// The kernel for n = K * 2^L, 16-bit input (hadamard_inst_frag.cu).
+// The kernel for n = K * 2^L, 16-bit input (hadamard_inst_frag.cu), and its
+// fused quantize build (quantize_rot_frag.cu; qa as rotq_launch_frag's).
 rotq_status rotq_dispatch_frag_es2(int L, const rotq_had_args &a, const rotq_had_factor &f, cudaStream_t s,
                                    const rotq_cuda_device_info *d, bool dry);
+rotq_status rotq_dispatch_frag_quant_es2(int L, const rotq_had_args &a, const rotq_had_factor &f,
+                                         const rotq_q_args &qa, cudaStream_t s, const rotq_cuda_device_info *d,
+                                         bool dry);

@@ -6,10 +6,10 @@ template <int L>
 static rotq_status rotq_dispatch_frag_kt(const rotq_had_args &a, const rotq_had_factor &f, cudaStream_t s,
                                          const rotq_cuda_device_info *d, bool dry) {
     switch (f.kt) {
-    case 1: return rotq_launch_frag<L, 1>(a, f, s, d, dry);
-    case 2: return rotq_launch_frag<L, 2>(a, f, s, d, dry);
-    case 3: return rotq_launch_frag<L, 3>(a, f, s, d, dry);
-    case 4: return rotq_launch_frag<L, 4>(a, f, s, d, dry);
+    case 1: return rotq_launch_frag<L, 1, false>(a, f, nullptr, s, d, dry);
+    case 2: return rotq_launch_frag<L, 2, false>(a, f, nullptr, s, d, dry);
+    case 3: return rotq_launch_frag<L, 3, false>(a, f, nullptr, s, d, dry);
+    case 4: return rotq_launch_frag<L, 4, false>(a, f, nullptr, s, d, dry);
     default: return ROTQ_ERR_NOT_SUPPORTED;
     }
 }

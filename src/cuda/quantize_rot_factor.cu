@@ -1,16 +1,19 @@
-// Quantization with a K*2^m rotation. Fused where it can be: the factor
-// Hadamard kernel built with its quantize epilogue (hadamard_factor.cuh, one
-// pass over memory). Otherwise (f32 input, block-diagonal K, rows longer than
-// the kernel's shared memory) the Hadamard kernels write the rotated rows to a
-// temporary fp32 buffer, then the plain quantize kernels read it. Two passes over memory, not
-// one, but the same results as the CPU backend's within the op suite's rotation
-// rules (both quantize fp32 rotated values; only the summation order differs).
+// Quantization with a K*2^m rotation. Fused where it can be, one pass over
+// memory: the fragment kernel built with its quantize epilogue
+// (hadamard_factor_frag.cuh: K <= 64 at 2^8 .. 2^10 on sm_90), else the factor
+// Hadamard kernel built with its own (hadamard_factor.cuh). Otherwise (f32
+// input, block-diagonal K, rows longer than the kernel's shared memory) the
+// Hadamard kernels write the rotated rows to a temporary fp32 buffer, then the
+// plain quantize kernels read it. Two passes over memory, not one, but the same
+// results as the CPU backend's within the op suite's rotation rules (both
+// quantize fp32 rotated values; only the summation order differs).
 // The chunking does not change the results: the rotation of every chunk picks
 // its kernels as for the pool path's chunk (rotq_hadamard_chunk), and the plain
 // quantize kernels are exact.
 // The buffer (rows in chunks, workspace.cuh) is the caller's workspace, or
 // comes from the stream-ordered pool (at most 64 MB), so the call stays
 // capturable in a CUDA graph either way.
+#include "hadamard_factor_frag.cuh"
 #include "hadamard_launch.cuh"
 #include "quantize_launch.cuh"
 #include "workspace.cuh"
@@ -38,6 +41,9 @@ rotq_status rotq_q_launch_rot_factor(int kind, rotq_q_args qa, const rotq__hadam
     a.signs = rotate->signs;
     a.vec_in = rotq_q_aligned(x->data, 16) && (x->stride * 2) % 16 == 0 && (n * 2) % 16 == 0;
     qa.kind = kind;
+    // K <= 64 at 2^8 .. 2^10 on sm_90: the fragment kernel; else the general one.
+    const rotq_status sf = rotq_dispatch_frag_quant_es2(rotate->log2_pow2, a, f, qa, stream, dev, dry);
+    if (sf != ROTQ_ERR_NOT_SUPPORTED) return sf;
     return rotq_dispatch_factor_quant_es2(rotate->log2_pow2, a, f, qa, stream, dev, dry);
 }
 

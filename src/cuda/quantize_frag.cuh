@@ -1,0 +1,85 @@
+// Quantize epilogues of the fragment kernel's B tasks (hadamard_factor_frag.cuh,
+// fused rotate + quantize with a K * 2^m rotation): a warp holds 32 rotated,
+// scaled values of one or two K rows, v[8 grp + c] at column jl + 64 grp + c of
+// its row (jl: the lane's column bits 3..5 and 8..), and writes their codes.
+// The rules are formats.h's, through the tile epilogues' helpers
+// (quantize_common.cuh, quantize_tile_i4.cuh).
+#pragma once
+#include "quantize_tile.cuh"
+
+// The warp's finite-only absmax (formats.h): a NaN-propagating max first (one
+// instruction a value), the finite-only one only where that is not finite.
+__device__ __forceinline__ float rotq_fq_warp_absmax(const float v[32]) {
+    float m = rotq_qt_maxabs_nan<32, 4>(v);
+    if (!__all_sync(0xffffffffu, m < INFINITY)) {
+        m = 0.0f;
+#pragma unroll
+        for (int r = 0; r < 32; r++) m = rotq_qt_absmax(m, v[r]);
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    return m;
+}
+
+// int8 / fp8 codes of the 32 values, x = v * inv, 8 bytes at q + jl + 64 grp
+// (8-byte aligned rows); int8 adds the codes to *sum.
+template <bool FP8>
+__device__ __forceinline__ void rotq_fq_codes(const float v[32], float inv, uint8_t *q, uint32_t *sum) {
+#pragma unroll
+    for (int grp = 0; grp < 4; grp++) {
+        uint32_t lo, hi;
+        rotq_q_codes8<FP8>(v + 8 * grp, inv, &lo, &hi, sum);
+        *(uint2 *)(q + 64 * grp) = make_uint2(lo, hi);
+    }
+}
+
+// Max over the lanes of a group: lane bits 0 .. log2(lpu) - 1 (column bits 3..).
+template <bool NAN_MAX>
+__device__ __forceinline__ float rotq_fq_group_max(float m, int lpu) {
+#pragma unroll
+    for (int o = 1; o < 8; o <<= 1) {
+        if (o < lpu) {
+            const float p = __shfl_xor_sync(0xffffffffu, m, o);
+            m = NAN_MAX ? ptx_max_nan_f32(m, p) : fmaxf(m, p);
+        }
+    }
+    return m;
+}
+
+// int4 groups of G = 32, 64 or 128 values (G == 2^gs): a group is column bits
+// 0 .. gs - 1, i.e. the lane's 8 consecutive values, lane bits 0 .. gs - 4
+// and, for 128, register bit 3 (grp pairs). Codes (nibbles, 4 bytes per 8
+// values) at q + (col0 + 64 grp) / 2; the group's scale at scales[(col0 + 64
+// grp) >> gs] by its first lane. col0: the lane's first column in the row.
+__device__ __forceinline__ void rotq_fq_int4(const float v[32], int gs, uint8_t *q, float *scales, int64_t col0) {
+    const int lpu = 1 << (gs - 3 < 3 ? gs - 3 : 3); // lanes per group along column bits 3..5
+    const bool pairs = gs == 7;                     // a group spans grp 2p, 2p + 1
+    float gm[4];
+#pragma unroll
+    for (int grp = 0; grp < 4; grp++) gm[grp] = rotq_qt_maxabs_nan<8, 2>(v + 8 * grp);
+    if (pairs) gm[0] = gm[1] = ptx_max_nan_f32(gm[0], gm[1]), gm[2] = gm[3] = ptx_max_nan_f32(gm[2], gm[3]);
+#pragma unroll
+    for (int grp = 0; grp < 4; grp++) gm[grp] = rotq_fq_group_max<true>(gm[grp], lpu);
+    const bool finite = __all_sync(0xffffffffu, fmaxf(fmaxf(gm[0], gm[1]), fmaxf(gm[2], gm[3])) < INFINITY);
+    if (!finite) { // NaN / Inf somewhere in the warp: formats.h's finite-only absmax
+#pragma unroll
+        for (int grp = 0; grp < 4; grp++) {
+            float m = 0.0f;
+#pragma unroll
+            for (int c = 0; c < 8; c++) m = rotq_qt_absmax(m, v[8 * grp + c]);
+            gm[grp] = m;
+        }
+        if (pairs) gm[0] = gm[1] = fmaxf(gm[0], gm[1]), gm[2] = gm[3] = fmaxf(gm[2], gm[3]);
+#pragma unroll
+        for (int grp = 0; grp < 4; grp++) gm[grp] = rotq_fq_group_max<false>(gm[grp], lpu);
+    }
+    const bool first = (ptx_lane_id() & (unsigned)(lpu - 1)) == 0u;
+#pragma unroll
+    for (int grp = 0; grp < 4; grp++) {
+        const float inv = rotq_quant_inv(gm[grp], ROTQ_I4_QMAX);
+        const uint32_t w = finite ? rotq_qt_i4x8<false>(v + 8 * grp, inv) : rotq_qt_i4x8<true>(v + 8 * grp, inv);
+        const int64_t col = col0 + 64 * grp;
+        *(uint32_t *)(q + (col >> 1)) = w;
+        if (first && (!pairs || (grp & 1) == 0)) scales[col >> gs] = rotq_quant_scale(gm[grp], ROTQ_I4_QMAX);
+    }
+}
