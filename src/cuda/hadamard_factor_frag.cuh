@@ -44,6 +44,10 @@
 // full, empty and the slots' mbarriers alternate by tile / use parity, and no
 // task of tile i starts before every task of tile i - 2 is done (tile_done), so
 // each wait finds its mbarrier in the phase it means.
+//
+// Built with QUANT, the kernel is the fused rotate + quantize for these sizes
+// (quantize_rot_factor.cu): the B tasks write codes instead of y
+// (rotq_frag_quant_b, quantize_frag.cuh).
 #pragma once
 #include "hadamard_launch.cuh"
 #include "quantize_frag.cuh"
