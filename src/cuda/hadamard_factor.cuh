@@ -1293,14 +1293,7 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX, WIDE>::THREAD
 #pragma unroll
                 for (int r = 0; r < 32; r++) v[r] = v[r] * a.scale;
                 rotq_pow2_store_w<L>(W, sub_base, tid, v, 1.0f);
-                float m = rotq_qt_maxabs_nan<32, 4>(v);
-                if (!__all_sync(0xffffffffu, m < INFINITY)) {
-                    m = 0.0f;
-#pragma unroll
-                    for (int r = 0; r < 32; r++) m = rotq_qt_absmax(m, v[r]);
-                }
-#pragma unroll
-                for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+                const float m = rotq_qt_warp_absmax(v);
                 if ((threadIdx.x & 31u) == 0 && sub_base < total)
                     atomicMax(&row_am[par][sub_base / (unsigned)a.n], __float_as_uint(m));
             }

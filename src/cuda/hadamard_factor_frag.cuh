@@ -340,7 +340,7 @@ __device__ __forceinline__ void rotq_frag_quant_b(const rotq_q_args &qa, rotq_fr
         return;
     }
     const unsigned p = it & 1u, par = (it >> 1) & 1u, lane = ptx_lane_id();
-    const float m = rotq_fq_warp_absmax(v);
+    const float m = rotq_qt_warp_absmax(v);
     if (lane == 0) atomicMax(&ctl->am[p], __float_as_uint(m)); // finite, >= 0: ordered as its bits
     ptx_mbarrier_arrive(ptx_smem_addr(&ctl->amx[p]));
     rotq_frag_wait(&ctl->amx[p], par);

@@ -138,6 +138,21 @@ __device__ __forceinline__ float rotq_qt_maxabs_nan(const float *v) {
     return t[0];
 }
 
+// The finite-only absmax (formats.h) of the warp's 32 values a lane, in every
+// lane: a NaN-propagating max first (one instruction a value), the finite-only
+// one only where that is not finite.
+__device__ __forceinline__ float rotq_qt_warp_absmax(const float v[32]) {
+    float m = rotq_qt_maxabs_nan<32, 4>(v);
+    if (!__all_sync(0xffffffffu, m < INFINITY)) {
+        m = 0.0f;
+#pragma unroll
+        for (int r = 0; r < 32; r++) m = rotq_qt_absmax(m, v[r]);
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    return m;
+}
+
 // ---- 8-element chunks ------------------------------------------------------
 
 // Elements j .. j+7 of a row as floats (0 past cols). vec: the row start is

@@ -7,20 +7,6 @@
 #pragma once
 #include "quantize_tile.cuh"
 
-// The warp's finite-only absmax (formats.h): a NaN-propagating max first (one
-// instruction a value), the finite-only one only where that is not finite.
-__device__ __forceinline__ float rotq_fq_warp_absmax(const float v[32]) {
-    float m = rotq_qt_maxabs_nan<32, 4>(v);
-    if (!__all_sync(0xffffffffu, m < INFINITY)) {
-        m = 0.0f;
-#pragma unroll
-        for (int r = 0; r < 32; r++) m = rotq_qt_absmax(m, v[r]);
-    }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-    return m;
-}
-
 // int8 / fp8 codes of the 32 values, x = v * inv, 8 bytes at q + jl + 64 grp
 // (8-byte aligned rows); int8 adds the codes to *sum.
 template <bool FP8>
