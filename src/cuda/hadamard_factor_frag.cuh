@@ -8,7 +8,7 @@
 // input itself (exact up to fp32 accumulation), then the butterflies of
 // H_{2^L} in fp32. The general factor kernel (hadamard_factor.cuh) writes the K
 // step's result to W and runs the power-of-two phases on it: at 2^9 / 2^10 two
-// W round trips and three block barriers a tile. Here a tile is three kinds of
+// W round trips and three block barriers a tile. Here a tile is two kinds of
 // warp tasks:
 //
 // A (m tile mt, 64-column block q): mma.sync m16n8k16 with H_K's rows 16mt ..
@@ -27,9 +27,9 @@
 //
 // One W round trip (STS.64 + LDS.128: 0.75 shared-memory instructions an
 // element against 4). W row k holds 2^L + 8 words (== 8 mod 32) and column j
-// sits at j ^ (bit 5 of j << 2) (rotq_frag_w): A's 8-byte stores (4 rows x 8
-// words a half warp) and B's 16-byte loads (8 lanes on column bits 3..5) are
-// conflict-free.
+// sits at word j ^ (bit 5 of j << 2) of it ("the W slot"): A's 8-byte stores
+// (4 rows x 8 words a half warp) and B's 16-byte loads (8 lanes on column bits
+// 3..5) are conflict-free.
 //
 // Dataflow. The warps take tasks in one order (tile by tile: A, then B) from a
 // shared counter, and each task waits only for what it reads, on mbarriers:
@@ -38,7 +38,7 @@
 // for earlier tasks, so the order cannot deadlock; tiles overlap (B of one
 // tile, A of the next, the stage loads), and no block barrier holds every
 // warp for the slowest one. The input arrives by TMA (the general kernel's box,
-// rotq_tma_map_factor) in slices of half, a quarter or an eighth of a row (2^ls
+// rotq_tma_map_factor) in slices of a half, a quarter or an eighth of a row (2^ls
 // columns of every K row), into a ring of S slots (half a tile to 4 tiles
 // ahead, as shared memory allows); the A task that reads a slot last refills it.
 // full, empty and the slots' mbarriers alternate by tile / use parity, and no
@@ -144,7 +144,7 @@ __device__ __forceinline__ void rotq_frag_butterflies_a(float v[32]) {
 }
 
 // A task's values to W: row 16mt + g + 8h, columns 64q + 8nt + 2t (+1), slot
-// rotq_frag_w, i.e. word 2t ^ 4 for nt >= 4 (column bit 5 set): two lane bases.
+// the W slot, i.e. word 2t ^ 4 for nt >= 4 (column bit 5 set): two lane bases.
 // HALF: row half h = 0 only.
 template <int L, int KT, bool HALF>
 __device__ __forceinline__ void rotq_frag_store_w(float *W, int K, int mt, int q, const float v[32]) {
@@ -207,7 +207,7 @@ __device__ __forceinline__ void rotq_frag_store_row(void *y, int64_t off, const 
 template <int L>
 __device__ __forceinline__ void rotq_frag_load_w(const float *W, unsigned row, unsigned jl, float v[32]) {
     typedef rotq_frag_plan<L> plan;
-    // rotq_frag_w: with column bit 5 set the two 4-word halves of a chunk swap.
+    // The W slot: with column bit 5 set the two 4-word halves of a chunk swap.
     const unsigned b5 = (jl >> 5) & 1u;
     const float *p = W + row * plan::RS + jl;
     const float *p0 = p + 4 * b5, *p1 = p + 4 - 4 * b5;
