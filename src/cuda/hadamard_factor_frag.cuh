@@ -143,7 +143,7 @@ __device__ __forceinline__ void rotq_frag_butterflies_a(float v[32]) {
     }
 }
 
-// A task's values to W: row 16mt + g + 8h, columns 64q + 8nt + 2t (+1), slot
+// A task's values to W: row 16mt + g + 8h, columns 64q + 8nt + 2t (+1), at
 // the W slot, i.e. word 2t ^ 4 for nt >= 4 (column bit 5 set): two lane bases.
 // HALF: row half h = 0 only.
 template <int L, int KT, bool HALF>
