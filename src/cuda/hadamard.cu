@@ -5,7 +5,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "hadamard_factor_frag.cuh"
 #include "hadamard_kcols.cuh"
 #include "hadamard_launch.cuh"
 #include "workspace.cuh"

@@ -602,11 +602,3 @@ static rotq_status rotq_launch_frag(const rotq_had_args &a, const rotq_had_facto
     rotq_had_frag_kernel<L, KT, QUANT><<<(unsigned)grid, 32 * warps, smem, stream>>>(t, f, q, xmap);
     return rotq_cuda_check_launch();
 }
-
-// The kernel for n = K * 2^L, 16-bit input (hadamard_inst_frag.cu), and its
-// fused quantize build (quantize_rot_frag.cu; qa as rotq_launch_frag's).
-rotq_status rotq_dispatch_frag_es2(int L, const rotq_had_args &a, const rotq_had_factor &f, cudaStream_t s,
-                                   const rotq_cuda_device_info *d, bool dry);
-rotq_status rotq_dispatch_frag_quant_es2(int L, const rotq_had_args &a, const rotq_had_factor &f,
-                                         const rotq_q_args &qa, cudaStream_t s, const rotq_cuda_device_info *d,
-                                         bool dry);

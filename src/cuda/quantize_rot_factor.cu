@@ -13,13 +13,17 @@
 // The buffer (rows in chunks, workspace.cuh) is the caller's workspace, or
 // comes from the stream-ordered pool (at most 64 MB), so the call stays
 // capturable in a CUDA graph either way.
-#include "hadamard_factor_frag.cuh"
 #include "hadamard_launch.cuh"
 #include "quantize_launch.cuh"
 #include "workspace.cuh"
 
 rotq_status rotq_dispatch_factor_quant_es2(int L, const rotq_had_args &a, rotq_had_factor &f, const rotq_q_args &qa,
                                            cudaStream_t s, const rotq_cuda_device_info *d, bool dry);
+// The fragment kernel's quantize build (quantize_rot_frag.cu): K <= 64 at
+// 2^8 .. 2^10 on sm_90, ROTQ_ERR_NOT_SUPPORTED elsewhere.
+rotq_status rotq_dispatch_frag_quant_es2(int L, const rotq_had_args &a, const rotq_had_factor &f,
+                                         const rotq_q_args &qa, cudaStream_t s, const rotq_cuda_device_info *d,
+                                         bool dry);
 
 rotq_status rotq_q_launch_rot_factor(int kind, rotq_q_args qa, const rotq__hadamard_plan *rotate, const rotq_matrix *x,
                                      cudaStream_t stream, const rotq_cuda_device_info *dev, bool dry) {
