@@ -32,40 +32,54 @@ __device__ __forceinline__ float rotq_fq_group_max(float m, int lpu) {
     return m;
 }
 
-// int4 groups of G = 32, 64 or 128 values (G == 2^gs): a group is column bits
-// 0 .. gs - 1, i.e. the lane's 8 consecutive values, lane bits 0 .. gs - 4
+// int4 groups of G = 32, 64 or 128 values (G == 2^GS): a group is column bits
+// 0 .. GS - 1, i.e. the lane's 8 consecutive values, lane bits 0 .. GS - 4
 // and, for 128, register bit 3 (grp pairs). Codes (nibbles, 4 bytes per 8
 // values) at q + (col0 + 64 grp) / 2; the group's scale at scales[(col0 + 64
-// grp) >> gs] by its first lane. col0: the lane's first column in the row.
-__device__ __forceinline__ void rotq_fq_int4(const float v[32], int gs, uint8_t *q, float *scales, int64_t col0) {
-    const int lpu = 1 << (gs - 3 < 3 ? gs - 3 : 3); // lanes per group along column bits 3..5
-    const bool pairs = gs == 7;                     // a group spans grp 2p, 2p + 1
+// grp) >> GS] by its first lane. col0: the lane's first column in the row.
+// The lane reductions and divisions run once per group (G = 128: per grp pair).
+template <int GS>
+__device__ __forceinline__ void rotq_fq_int4_g(const float v[32], uint8_t *q, float *scales, int64_t col0) {
+    constexpr int lpu = 1 << (GS - 3 < 3 ? GS - 3 : 3); // lanes per group along column bits 3..5
+    constexpr int step = GS == 7 ? 2 : 1;               // G = 128: a group spans grp 2p, 2p + 1
     float gm[4];
 #pragma unroll
-    for (int grp = 0; grp < 4; grp++) gm[grp] = rotq_qt_maxabs_nan<8, 2>(v + 8 * grp);
-    if (pairs) gm[0] = gm[1] = ptx_max_nan_f32(gm[0], gm[1]), gm[2] = gm[3] = ptx_max_nan_f32(gm[2], gm[3]);
+    for (int grp = 0; grp < 4; grp += step) {
+        gm[grp] = rotq_qt_maxabs_nan<8, 2>(v + 8 * grp);
+        if (step == 2) gm[grp] = ptx_max_nan_f32(gm[grp], rotq_qt_maxabs_nan<8, 2>(v + 8 * grp + 8));
+        gm[grp] = rotq_fq_group_max<true>(gm[grp], lpu);
+    }
+    float all = gm[0]; // NaN-propagating: NaN < INFINITY is false
 #pragma unroll
-    for (int grp = 0; grp < 4; grp++) gm[grp] = rotq_fq_group_max<true>(gm[grp], lpu);
-    const bool finite = __all_sync(0xffffffffu, fmaxf(fmaxf(gm[0], gm[1]), fmaxf(gm[2], gm[3])) < INFINITY);
+    for (int grp = step; grp < 4; grp += step) all = ptx_max_nan_f32(all, gm[grp]);
+    const bool finite = __all_sync(0xffffffffu, all < INFINITY);
     if (!finite) { // NaN / Inf somewhere in the warp: formats.h's finite-only absmax
 #pragma unroll
-        for (int grp = 0; grp < 4; grp++) {
+        for (int grp = 0; grp < 4; grp += step) {
             float m = 0.0f;
 #pragma unroll
-            for (int c = 0; c < 8; c++) m = rotq_qt_absmax(m, v[8 * grp + c]);
-            gm[grp] = m;
+            for (int c = 0; c < 8 * step; c++) m = rotq_qt_absmax(m, v[8 * grp + c]);
+            gm[grp] = rotq_fq_group_max<false>(m, lpu);
         }
-        if (pairs) gm[0] = gm[1] = fmaxf(gm[0], gm[1]), gm[2] = gm[3] = fmaxf(gm[2], gm[3]);
-#pragma unroll
-        for (int grp = 0; grp < 4; grp++) gm[grp] = rotq_fq_group_max<false>(gm[grp], lpu);
     }
     const bool first = (ptx_lane_id() & (unsigned)(lpu - 1)) == 0u;
 #pragma unroll
-    for (int grp = 0; grp < 4; grp++) {
+    for (int grp = 0; grp < 4; grp += step) {
         const float inv = rotq_quant_inv(gm[grp], ROTQ_I4_QMAX);
-        const uint32_t w = finite ? rotq_qt_i4x8<false>(v + 8 * grp, inv) : rotq_qt_i4x8<true>(v + 8 * grp, inv);
-        const int64_t col = col0 + 64 * grp;
-        *(uint32_t *)(q + (col >> 1)) = w;
-        if (first && (!pairs || (grp & 1) == 0)) scales[col >> gs] = rotq_quant_scale(gm[grp], ROTQ_I4_QMAX);
+#pragma unroll
+        for (int h = 0; h < step; h++) {
+            const float *x = v + 8 * (grp + h);
+            const uint32_t w = finite ? rotq_qt_i4x8<false>(x, inv) : rotq_qt_i4x8<true>(x, inv);
+            *(uint32_t *)(q + ((col0 + 64 * (grp + h)) >> 1)) = w;
+        }
+        if (first) scales[(col0 + 64 * grp) >> GS] = rotq_quant_scale(gm[grp], ROTQ_I4_QMAX);
     }
+}
+__device__ __forceinline__ void rotq_fq_int4(const float v[32], int gs, uint8_t *q, float *scales, int64_t col0) {
+    if (gs == 5)
+        rotq_fq_int4_g<5>(v, q, scales, col0);
+    else if (gs == 6)
+        rotq_fq_int4_g<6>(v, q, scales, col0);
+    else
+        rotq_fq_int4_g<7>(v, q, scales, col0);
 }
