@@ -602,6 +602,30 @@ void ck_op_hadamard(ck_ctx *c) {
             emit(c, hf);
         }
 
+    /* The warpgroup kernel (hadamard_factor_wg.cuh; sm_90a: K > 64 at 2^6 and 2^7,
+       16-bit input by TMA, no signs): every K > 64 at both widths, fp16 and bf16
+       mma, every output dtype, pair and element stores (an odd output stride),
+       H_K^T, in place, block-diagonal, a sign vector (the general kernel), and row
+       counts from 1 to several tiles a warpgroup (the slot ring's parity). */
+    static const int32_t wg_k[6] = {108, 116, 124, 140, 156, 172};
+    for (int m = 6; m <= 7; m++)
+        for (int i = 0; i < 6; i++) {
+            const int32_t k = wg_k[i], n = k << m;
+            const int v = 6 * m + i;
+            if (!full && v % 3 != 0) continue;
+            static const int64_t wg_rows[5] = {1, 3, 613, 67, 3301};
+            had_case hw = base_case(n, k, v & 1 ? BF16 : F16, k_float[v % 3], wg_rows[v % 5]);
+            if (!full && hw.rows > 613) hw.rows = 613;
+            hw.signs = v % 7 == 1;
+            hw.flags = v % 4 == 2 ? ROTQ_HADAMARD_TRANSPOSE_FACTOR : 0;
+            hw.unit_scale = v % 5 == 4;
+            if (v % 6 == 5) hw.ys += 3;                   /* element stores */
+            if (v % 6 == 1) hw.ys += 2;                   /* pair stores (rows not 16-byte aligned) */
+            if (v % 7 == 3) hw.inplace = 1, hw.xs += 8;   /* in place, padded 16-byte rows */
+            if (v % 7 == 6) hw.cols = hw.xs = hw.ys = 2 * (int64_t)n; /* block-diagonal */
+            emit(c, hw);
+        }
+
     /* Caller workspaces (rotq_exec.workspace; on CUDA the protocol of workspace.c:
        preferred, one-row and other sizes bit-identical to the pooled call, too
        small / misaligned / empty rejected with the output untouched). The two-pass

@@ -4,8 +4,10 @@
 # each selected `rotq bench` row, and the decode-latency probe
 # (bench/probes/decode_latency.cu). Output: $OUT/ncu.txt, $OUT/probe.txt.
 #   ROTQ_PROFILE_ROWS="filter|kernel-regex;..."  rows to profile (default below)
-#   ROTQ_PROFILE_SOURCE=1   per-SASS-instruction execution counts instead of the
-#                           sections (one CSV per row: $OUT/source-<i>.csv)
+#   ROTQ_PROFILE_SOURCE=1   per-SASS-instruction execution counts and stall samples
+#                           instead of the sections (one CSV per row,
+#                           $OUT/source-<i>.csv.gz, summarized into ncu.txt by
+#                           scripts/ncu_source_summary.py)
 #   ROTQ_PROFILE_PROBE=0    skips the decode-latency probe
 set -uo pipefail
 exec </dev/null
@@ -35,6 +37,8 @@ for row in "${list[@]}"; do
             --section SourceCounters --page source --print-source sass --csv \
             "$BUILD/tools/rotq" bench --backend cuda --op all --filter "$filter" --reps 1 >"$OUT/source-$i.csv" 2>&1
         echo "(exit $?)" >>"$OUT/ncu.txt"
+        python3 scripts/ncu_source_summary.py "$OUT/source-$i.csv" 45 >>"$OUT/ncu.txt" 2>&1
+        gzip -f "$OUT/source-$i.csv"
         continue
     fi
     timeout 120 "$NCU" --kernel-name "regex:$kernel" --launch-skip 3 --launch-count 1 \

@@ -370,6 +370,11 @@ rotq_status rotq_dispatch_factor_es4(int L, const rotq_had_args &a, rotq_had_fac
 // factor kernels then run). dry: as rotq_dispatch_factor_es2.
 rotq_status rotq_dispatch_frag_es2(int L, const rotq_had_args &a, const rotq_had_factor &f, cudaStream_t s,
                                    const rotq_cuda_device_info *d, bool dry);
+// The warpgroup kernel (hadamard_factor_wg.cuh, hadamard_inst_wg.cu): K > 64 at
+// 2^6 and 2^7, 16-bit input, sm_90a, no sign vector; ROTQ_ERR_NOT_SUPPORTED
+// elsewhere. dry: as rotq_dispatch_factor_es2.
+rotq_status rotq_dispatch_wg_es2(int L, const rotq_had_args &a, const rotq_had_factor &f, cudaStream_t s,
+                                 const rotq_cuda_device_info *d, bool dry);
 // Second pass of the two-pass transform for n = K * 2^L > 32768 (hadamard_kcols.cuh):
 // H_K applied to the first pass's output x (element size es; only 4 is built) into y.
 rotq_status rotq_launch_kcols(int es, const rotq_had_args &a, int L, const rotq_had_factor &f, cudaStream_t s,

@@ -76,6 +76,16 @@ __device__ __forceinline__ void ptx_ldmatrix_x4_trans(uint32_t r[4], uint32_t sm
                  : "r"(smem_addr));
 }
 
+// Four 8x8 b16 matrices to shared memory (sm_90): lanes 8i..8i+7 give the row
+// addresses (16 bytes each) of matrix i; register i of lane (g, t) holds its
+// row g, columns 2t, 2t + 1 (the mma C fragment's layout, packed).
+__device__ __forceinline__ void ptx_stmatrix_x4(uint32_t smem_addr, uint32_t r0, uint32_t r1, uint32_t r2,
+                                                uint32_t r3) {
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1,%2,%3,%4};\n" ::"r"(smem_addr), "r"(r0),
+                 "r"(r1), "r"(r2), "r"(r3)
+                 : "memory");
+}
+
 // ---- thread block clusters (sm_90+; callers compile these only for __CUDA_ARCH__ >= 900)
 // PTX ISA: "%cluster_ctarank", "mapa", "barrier.cluster", "mbarrier", "st.async".
 
@@ -113,6 +123,12 @@ __device__ __forceinline__ void ptx_mbarrier_init(uint32_t mbar, uint32_t count)
 }
 __device__ __forceinline__ void ptx_fence_mbarrier_init(void) {
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+// Named barrier `id` (1 .. 15; 0 is __syncthreads') of `threads` threads (a
+// multiple of 32): every warp of the group waits for the others.
+__device__ __forceinline__ void ptx_bar_sync(int id, int threads) {
+    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
 // One arrival that also raises the barrier's expected transaction count by `bytes`.

@@ -1,0 +1,342 @@
+// The K * 2^L Hadamard kernel for K > 64 at 2^6 and 2^7 on sm_90a (16-bit
+// inputs by TMA, no sign vector): 108 * 128 (Llama-2-13B's MLP) and 172 * 64
+// (Llama-2-7B's), and every K of 65 .. 176 at those widths.
+//
+// A row block (a tile) is X[k][j], k < K, j < 2^L; y = H_K X H_{2^L}. A
+// warpgroup owns whole tiles: for each m64 tile M of H_K (rows 64M ..,
+// ceil(K / 64) of them) it runs the K step as wgmma m64n64k16 with H_K in
+// shared memory as A and the TMA stage as B (rotq_factor_wgmma_issue: the
+// general kernel's operands, 2^(L-6) column blocks of 64), and finishes the
+// rows in registers: warp w of the warpgroup holds rows 64M + 16w + g (+ 8),
+// lane (g, t), columns 8nt + 2t + {0, 1} of each 64-column block. Column bit
+// 0 and bits 3..5 (nt) are register bits, bit 6 (2^7) the block, bits 1 and 2
+// the lane bits t: all 2^L levels are butterflies on registers or between the
+// four lanes of a quad, and the rows go to y straight from there. No W, no
+// shared-memory round trip, no block barrier (the general kernel, against
+// which this was written: K step -> W -> phases -> stage -> TMA store, with
+// two block barriers a tile).
+//
+// Each warpgroup has its own ring of S slots (its tiles i, i + NWG, ... of the
+// block's), so a slot's mbarrier is only ever awaited by the warpgroup that
+// refills it, in order, and its phases cannot alias. After a tile's last K
+// step the warpgroup passes a named barrier (its four warps have their wgmma
+// results) and its first thread refills the slot with the tile S ahead.
+#pragma once
+#include "hadamard_factor_frag.cuh"
+
+#define ROTQ_WG_MAX_WARPGROUPS 6
+#define ROTQ_WG_MAX_SLOTS 4
+#ifndef ROTQ_WG_NWG6
+#define ROTQ_WG_NWG6 5 // warpgroups a block at 2^6 (A/B switch)
+#endif
+#ifndef ROTQ_WG_NWG7
+#define ROTQ_WG_NWG7 4 // and at 2^7
+#endif
+
+typedef struct rotq_wg_ctl {
+    uint64_t full[ROTQ_WG_MAX_WARPGROUPS][ROTQ_WG_MAX_SLOTS]; // slot arrived (TMA), by use parity
+} rotq_wg_ctl;
+
+// Bytes of a slot (one tile: 16 kt rows of 2^L 16-bit columns, rows past K
+// TMA's zero fill) and of H_K's wgmma matrix (rotq_build_factor_wgmma_a).
+__host__ __device__ inline unsigned rotq_wg_slot_bytes(int kt, int L) { return (unsigned)(16 * kt) << (L + 1); }
+// Shared memory: the warpgroups' slots, H_K, each warp's output staging (16
+// rows of 2^L 16-bit values), the control block.
+__host__ __device__ inline size_t rotq_wg_smem(int kt, int L, int nwg, int slots) {
+    return (size_t)nwg * slots * rotq_wg_slot_bytes(kt, L) + rotq_factor_frag_bytes(kt, 1) +
+           (size_t)nwg * 4 * (32u << L) + sizeof(rotq_wg_ctl);
+}
+
+#if ROTQ_WGMMA
+// Two values of columns c, c + 1 of y at element off, scaled.
+template <int DT, bool PAIR>
+__device__ __forceinline__ void rotq_wg_store2(void *y, int64_t off, float v0, float v1) {
+    if (DT == ROTQ_DTYPE_F32) {
+        float *d = (float *)y + off;
+        if (PAIR) {
+            *(float2 *)d = make_float2(v0, v1);
+        } else {
+            d[0] = v0;
+            d[1] = v1;
+        }
+    } else {
+        uint16_t *d = (uint16_t *)y + off;
+        if (PAIR) {
+            *(uint32_t *)d = rotq_pack_16x2(v0, v1, DT);
+        } else {
+            d[0] = rotq_to_16(v0, DT);
+            d[1] = rotq_to_16(v1, DT);
+        }
+    }
+}
+
+// One commit group of wgmmas for m64 tile M and every 64-column block q of
+// the slot (rotq_factor_wgmma_issue's operands), straight-line: a run-time
+// branch between wgmmas makes ptxas serialize them.
+template <int KT, bool F16, int NQ>
+__device__ __forceinline__ void rotq_wg_issue(const rotq_had_factor &f, const uint32_t *A, const char *stg, int M,
+                                              float (&v)[NQ][32]) {
+    const uint32_t a0 = ptx_smem_addr(A) + (uint32_t)(8 * M * 2 * KT) * 128u; // core row 8M, column 0
+    const uint64_t da0 = ptx_wgmma_desc(a0, 128u, (uint32_t)KT * 256u, 0);
+    ptx_wgmma_fence();
+#pragma unroll
+    for (int q = 0; q < NQ; q++) {
+        const uint32_t b0 = ptx_smem_addr(stg) + (uint32_t)(q * 16 * KT) * ROTQ_TMA_ROW_BYTES;
+        const uint64_t db0 = ptx_wgmma_desc(b0, (uint32_t)(16 * KT) * ROTQ_TMA_ROW_BYTES, 1024u, 1);
+#pragma unroll
+        for (int kt = 0; kt < KT; kt++) {
+            const uint64_t da = da0 + (uint64_t)((256u >> 4) * kt);
+            const uint64_t db = db0 + (uint64_t)((16u * ROTQ_TMA_ROW_BYTES >> 4) * kt);
+            if (kt == 0)
+                ptx_wgmma_m64n64k16_ss<F16, 0>(v[q], da, db);
+            else
+                ptx_wgmma_m64n64k16_ss<F16, 1>(v[q], da, db);
+        }
+    }
+    ptx_wgmma_commit();
+}
+template <int NQ>
+__device__ __forceinline__ void rotq_wg_issue_any(const rotq_had_factor &f, const uint32_t *A, const char *stg,
+                                                  int M, float (&v)[NQ][32]) {
+#define ROTQ_WG_ISSUE(F16)                                                                                          \
+    switch (f.kt) {                                                                                                 \
+    case 5: rotq_wg_issue<5, F16, NQ>(f, A, stg, M, v); break;                                                      \
+    case 6: rotq_wg_issue<6, F16, NQ>(f, A, stg, M, v); break;                                                      \
+    case 7: rotq_wg_issue<7, F16, NQ>(f, A, stg, M, v); break;                                                      \
+    case 8: rotq_wg_issue<8, F16, NQ>(f, A, stg, M, v); break;                                                      \
+    case 9: rotq_wg_issue<9, F16, NQ>(f, A, stg, M, v); break;                                                      \
+    case 10: rotq_wg_issue<10, F16, NQ>(f, A, stg, M, v); break;                                                    \
+    default: rotq_wg_issue<11, F16, NQ>(f, A, stg, M, v); break;                                                    \
+    }
+    if (f.f16_mma) {
+        ROTQ_WG_ISSUE(true)
+    } else {
+        ROTQ_WG_ISSUE(false)
+    }
+#undef ROTQ_WG_ISSUE
+}
+
+// The warp's finished rows (v[q][4nt + 2h + c]: row r0 + 8h, column 64q + 8nt +
+// 2t + c) to row block g of y; rows past K are the m64 tile's padding.
+template <int L, int DT, bool PAIR>
+__device__ __forceinline__ void rotq_wg_store_rows(const rotq_had_args &a, int64_t g, int K, int r0,
+                                                   const float (&v)[1 << (L - 6)][32]) {
+    const int t = (int)(ptx_lane_id() & 3u);
+    const int64_t base = rotq_group_base(a, g, a.y_stride) + ((int64_t)r0 << L) + 2 * t;
+    const float s = a.scale;
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        if (r0 + 8 * h >= K) continue;
+#pragma unroll
+        for (int q = 0; q < (1 << (L - 6)); q++)
+#pragma unroll
+            for (int nt = 0; nt < 8; nt++)
+                rotq_wg_store2<DT, PAIR>(a.y, base + ((int64_t)(8 * h) << L) + 64 * q + 8 * nt,
+                                         v[q][4 * nt + 2 * h] * s, v[q][4 * nt + 2 * h + 1] * s);
+    }
+}
+#endif
+
+// 16-bit outputs whose rows are 16-byte aligned: the warp's 16 rows of each
+// 64-column block packed, put in row order into its staging area by stmatrix
+// (16-byte chunk c of row r at chunk c ^ (r mod 8): conflict-free both ways),
+// read back as 16-byte chunks and stored 512 contiguous bytes a warp
+// instruction (the pair stores wrote 16 bytes of 8 rows each: ncu had the
+// memory pipes 77% busy at 48% of DRAM bandwidth, and mio stalls on them).
+template <int L, int DT>
+__device__ __forceinline__ void rotq_wg_store_staged(const rotq_had_args &a, int64_t g, int K, int r0w, char *stage,
+                                                     const float (&v)[1 << (L - 6)][32]) {
+    const unsigned lane = ptx_lane_id();
+    const float s = a.scale;
+    // Lane l addresses row l & 15 (matrix (l >> 3) & 1 is the row half h) of
+    // the matrices (h, nt) that stmatrix.x4 number j stores: nt = 2j + (l >> 4).
+    const unsigned rr = lane & 15u, ntl = lane >> 4;
+#pragma unroll
+    for (int q = 0; q < (1 << (L - 6)); q++) {
+        char *st = stage + q * 2048;
+        uint32_t w[16];
+#pragma unroll
+        for (int nt = 0; nt < 8; nt++)
+#pragma unroll
+            for (int h = 0; h < 2; h++)
+                w[2 * nt + h] = rotq_pack_16x2(v[q][4 * nt + 2 * h] * s, v[q][4 * nt + 2 * h + 1] * s, DT);
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            const unsigned nt = 2u * j + ntl;
+            ptx_stmatrix_x4(ptx_smem_addr(st + rr * 128u + ((nt ^ (rr & 7u)) << 4)), w[4 * j], w[4 * j + 1],
+                            w[4 * j + 2], w[4 * j + 3]);
+        }
+    }
+    __syncwarp();
+    const int64_t base = rotq_group_base(a, g, a.y_stride);
+#pragma unroll
+    for (int q = 0; q < (1 << (L - 6)); q++) {
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const unsigned r = 4u * i + (lane >> 3), c = lane & 7u;
+            const uint4 x = *(const uint4 *)(stage + q * 2048 + r * 128u + ((c ^ (r & 7u)) << 4));
+            if (r0w + (int)r < K)
+                *(uint4 *)((uint16_t *)a.y + base + ((int64_t)(r0w + (int)r) << L) + 64 * q + 8 * c) = x;
+        }
+    }
+    __syncwarp(); // the reads before the next task's stmatrix
+}
+
+template <int L, int NWG>
+__global__ void __launch_bounds__(128 * NWG, 1)
+    rotq_had_wg_kernel(rotq_had_args a, const __grid_constant__ rotq_had_factor f,
+                       const __grid_constant__ CUtensorMap xmap) {
+#if ROTQ_WGMMA
+    constexpr int NQ = 1 << (L - 6); // 64-column blocks
+    extern __shared__ __align__(1024) char rotq_wg_smem_buf[];
+    const int S = f.stages;
+    const unsigned slot_bytes = rotq_wg_slot_bytes(f.kt, L);
+    char *slots = rotq_wg_smem_buf;
+    uint32_t *A = (uint32_t *)(slots + (size_t)NWG * S * slot_bytes);
+    char *staging = (char *)A + rotq_factor_frag_bytes(f.kt, 1);
+    rotq_wg_ctl *ctl = (rotq_wg_ctl *)(staging + (size_t)NWG * 4 * (32u << L));
+    const int wg = (int)(threadIdx.x >> 7), warp = (int)((threadIdx.x >> 5) & 3u);
+    const bool leader = (threadIdx.x & 127u) == 0u;
+    if (threadIdx.x == 0) {
+        for (int w = 0; w < NWG; w++)
+            for (int s = 0; s < S; s++) ptx_mbarrier_init(ptx_smem_addr(&ctl->full[w][s]), 1);
+        ptx_fence_mbarrier_init();
+    }
+    rotq_build_factor_wgmma_a<0>(f, A); // rows in order (L = 0: no W bank permutation)
+    ptx_fence_proxy_async_smem();       // H_K (generic writes) before the wgmmas read it
+    __syncthreads();
+
+    const int64_t ntiles = a.groups;
+    // The warpgroup's k-th tile: the block's tile wg + k NWG.
+    auto tile_of = [&](unsigned k) -> int64_t {
+        return (int64_t)blockIdx.x + (int64_t)(wg + (int64_t)k * NWG) * gridDim.x;
+    };
+    char *ring = slots + (size_t)wg * S * slot_bytes;
+    auto fill = [&](unsigned k) { // one thread: tile k of the warpgroup into slot k mod S
+        const int64_t tile = tile_of(k);
+        if (tile >= ntiles) return;
+        const unsigned s = k % (unsigned)S;
+        const uint32_t mbar = ptx_smem_addr(&ctl->full[wg][s]);
+        ptx_fence_proxy_async_smem();
+        ptx_mbarrier_arrive_expect_tx(mbar, slot_bytes);
+        ptx_tma_load_4d(ptx_smem_addr(ring + s * slot_bytes), &xmap, 0, 0, 0, (int32_t)tile, mbar);
+    };
+    if (leader)
+        for (int k = 0; k < S; k++) fill((unsigned)k);
+
+    const int K = f.k, mtiles = (K + 63) >> 6;
+    for (unsigned k = 0;; k++) {
+        const int64_t tile = tile_of(k);
+        if (tile >= ntiles) break;
+        const unsigned s = k % (unsigned)S, use = k / (unsigned)S;
+        const char *slot = ring + s * slot_bytes;
+        rotq_frag_wait(&ctl->full[wg][s], use & 1u);
+        for (int M = 0; M < mtiles; M++) {
+            float v[NQ][32];
+#pragma unroll
+            for (int q = 0; q < NQ; q++)
+#pragma unroll
+                for (int r = 0; r < 32; r++) v[q][r] = 0.0f;
+            rotq_wg_issue_any<NQ>(f, A, slot, M, v);
+            ptx_wgmma_wait<0>();
+            if (M == mtiles - 1) {
+                // Every warp of the warpgroup has its results: the slot is read.
+                ptx_bar_sync(1 + wg, 128);
+                if (leader) fill(k + (unsigned)S);
+            }
+            if (NQ == 2) { // column bit 6: the two blocks
+#pragma unroll
+                for (int r = 0; r < 32; r++) {
+                    const float x = v[0][r], y = v[NQ - 1][r];
+                    v[0][r] = x + y;
+                    v[NQ - 1][r] = x - y;
+                }
+            }
+#pragma unroll
+            for (int q = 0; q < NQ; q++) {
+                rotq_frag_butterflies_a<false>(v[q]); // column bits 0, 3, 4, 5
+                rotq_frag_lane_butterfly(v[q], 1u);   // bit 1
+                rotq_frag_lane_butterfly(v[q], 2u);   // bit 2
+            }
+            const int r0 = 64 * M + 16 * warp + (int)(ptx_lane_id() >> 2);
+            char *stage = staging + (threadIdx.x >> 5) * (32u << L);
+            if (a.out_dtype != ROTQ_DTYPE_F32 && a.vec_out == 2) {
+                if (a.out_dtype == ROTQ_DTYPE_F16)
+                    rotq_wg_store_staged<L, ROTQ_DTYPE_F16>(a, tile, K, 64 * M + 16 * warp, stage, v);
+                else
+                    rotq_wg_store_staged<L, ROTQ_DTYPE_BF16>(a, tile, K, 64 * M + 16 * warp, stage, v);
+            } else if (a.out_dtype == ROTQ_DTYPE_F32) {
+                if (a.vec_out)
+                    rotq_wg_store_rows<L, ROTQ_DTYPE_F32, true>(a, tile, K, r0, v);
+                else
+                    rotq_wg_store_rows<L, ROTQ_DTYPE_F32, false>(a, tile, K, r0, v);
+            } else if (a.out_dtype == ROTQ_DTYPE_F16) {
+                if (a.vec_out)
+                    rotq_wg_store_rows<L, ROTQ_DTYPE_F16, true>(a, tile, K, r0, v);
+                else
+                    rotq_wg_store_rows<L, ROTQ_DTYPE_F16, false>(a, tile, K, r0, v);
+            } else {
+                if (a.vec_out)
+                    rotq_wg_store_rows<L, ROTQ_DTYPE_BF16, true>(a, tile, K, r0, v);
+                else
+                    rotq_wg_store_rows<L, ROTQ_DTYPE_BF16, false>(a, tile, K, r0, v);
+            }
+        }
+    }
+#endif
+}
+
+// Host: whether this kernel takes the call, and its launch: compute capability
+// 9.x with code for sm_90a loaded, 16-bit inputs whose row blocks TMA can read
+// (rotq_factor_tma_input), K > 64, no sign vector. ROTQ_ERR_NOT_SUPPORTED
+// otherwise (the general factor kernel runs). dry: decide, launch nothing.
+template <int L, int NWG>
+static rotq_status rotq_launch_wg(const rotq_had_args &a, const rotq_had_factor &f0, cudaStream_t stream,
+                                  const rotq_cuda_device_info *dev, bool dry) {
+    static int usable[64]; // per device: 0 not checked, 1 yes, -1 no
+    static int regs[64];
+    if (dev->cc_major != 9 || f0.kt < 5 || f0.kt > ROTQ_FACTOR_MAX_KT || a.signs) return ROTQ_ERR_NOT_SUPPORTED;
+    const int64_t gstride = rotq_factor_tma_input(a);
+    if (gstride <= 0) return ROTQ_ERR_NOT_SUPPORTED;
+    const void *kernel = (const void *)rotq_had_wg_kernel<L, NWG>;
+    int *slot = &usable[dev->device & 63];
+    int u = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (u == 0) {
+        cudaFuncAttributes fa; // (code for 9.x is sm_90a's, as the general kernel's wgmma path assumes)
+        u = cudaFuncGetAttributes(&fa, kernel) == cudaSuccess && fa.binaryVersion >= 90 ? 1 : -1;
+        cudaGetLastError();
+        __atomic_store_n(slot, u, __ATOMIC_RELEASE);
+    }
+    if (u < 0) return ROTQ_ERR_NOT_SUPPORTED;
+    // The most slots a warpgroup (up to ROTQ_WG_MAX_SLOTS) that fit one block an SM.
+    int S = ROTQ_WG_MAX_SLOTS;
+    while (S >= 1 && rotq_wg_smem(f0.kt, L, NWG, S) > (size_t)dev->max_smem_optin) S--;
+    if (S < 1) return ROTQ_ERR_NOT_SUPPORTED;
+    const size_t smem = rotq_wg_smem(f0.kt, L, NWG, S);
+    rotq_had_factor f = f0;
+    f.groups_per_block = 1;
+    f.krows = 16 * f.kt;
+    f.slice_log = L;
+    f.wgmma = 1;
+    f.half_rows = 0;
+    f.stages = S;
+    int64_t grid = 0;
+    const rotq_status st = rotq_persistent_grid(kernel, 128 * NWG, smem, regs, dev, (a.groups + NWG - 1) / NWG, &grid);
+    if (st != ROTQ_OK) return st;
+    CUtensorMap xmap;
+    memset(&xmap, 0, sizeof xmap);
+    if (!rotq_tma_map_factor(&xmap, a.x, f.k, f.krows, L, L, a.groups, gstride, 1)) return ROTQ_ERR_NOT_SUPPORTED;
+    if (dry) return ROTQ_OK;
+    rotq_had_args t = a;
+    const int os = a.out_dtype == ROTQ_DTYPE_F32 ? 4 : 2;
+    t.tma = 1;
+    t.tma_out = 0;
+    // 2: 16-bit rows of y 16-byte aligned (the staged 16-byte stores); 1: pairs
+    // of adjacent outputs as one store (y and its row stride 2-element aligned).
+    t.vec_out = ((uintptr_t)a.y % (uintptr_t)(2 * os)) == 0 && a.y_stride % 2 == 0;
+#ifndef ROTQ_WG_NO_STAGE
+    if (os == 2 && ((uintptr_t)a.y & 15u) == 0 && a.y_stride % 8 == 0) t.vec_out = 2;
+#endif
+    rotq_had_wg_kernel<L, NWG><<<(unsigned)grid, 128 * NWG, smem, stream>>>(t, f, xmap);
+    return rotq_cuda_check_launch();
+}
