@@ -333,7 +333,6 @@ static void hadamard_groups(cuda_state *s) {
     rotq__bench_group_begin(b, "hadamard-signs", "K*2^m with a random sign vector, 2^25 elements, vs device copy");
     for (int i = 0; i < 7; i++) {
         if (quick) break;
-        if (factors[i][1] < 512) continue; /* 28*512, 12/20/40/28 * 1024 */
         hadamard_row(s, ROTQ_DTYPE_F16, factors[i][0], factors[i][0] * factors[i][1], E(25), 0, 1, 0.0);
     }
     rotq__bench_group_end(b);

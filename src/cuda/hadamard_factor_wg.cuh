@@ -1,6 +1,7 @@
 // The K * 2^L Hadamard kernel for K > 64 at 2^6 and 2^7 on sm_90a (16-bit
-// inputs by TMA, no sign vector): 108 * 128 (Llama-2-13B's MLP) and 172 * 64
-// (Llama-2-7B's), and every K of 65 .. 176 at those widths.
+// inputs by TMA): 108 * 128 (Llama-2-13B's MLP) and 172 * 64 (Llama-2-7B's),
+// and every K of 65 .. 176 at those widths. A sign vector is applied to each
+// arrived slot by its warpgroup before the K step.
 //
 // A row block (a tile) is X[k][j], k < K, j < 2^L; y = H_K X H_{2^L}. A
 // warpgroup owns whole tiles: for each m64 tile M of H_K (rows 64M ..,
@@ -41,10 +42,10 @@ typedef struct rotq_wg_ctl {
 // TMA's zero fill) and of H_K's wgmma matrix (rotq_build_factor_wgmma_a).
 __host__ __device__ inline unsigned rotq_wg_slot_bytes(int kt, int L) { return (unsigned)(16 * kt) << (L + 1); }
 // Shared memory: the warpgroups' slots, H_K, each warp's output staging (16
-// rows of 2^L 16-bit values), the control block.
+// rows of 64 16-bit values), the control block.
 __host__ __device__ inline size_t rotq_wg_smem(int kt, int L, int nwg, int slots) {
     return (size_t)nwg * slots * rotq_wg_slot_bytes(kt, L) + rotq_factor_frag_bytes(kt, 1) +
-           (size_t)nwg * 4 * (32u << L) + sizeof(rotq_wg_ctl);
+           (size_t)nwg * 4 * 2048 + sizeof(rotq_wg_ctl);
 }
 
 #if ROTQ_WGMMA
@@ -148,12 +149,12 @@ __device__ __forceinline__ void rotq_wg_store_staged(const rotq_had_args &a, int
                                                      const float (&v)[1 << (L - 6)][32]) {
     const unsigned lane = ptx_lane_id();
     const float s = a.scale;
+    const int64_t base = rotq_group_base(a, g, a.y_stride);
     // Lane l addresses row l & 15 (matrix (l >> 3) & 1 is the row half h) of
     // the matrices (h, nt) that stmatrix.x4 number j stores: nt = 2j + (l >> 4).
     const unsigned rr = lane & 15u, ntl = lane >> 4;
 #pragma unroll
-    for (int q = 0; q < (1 << (L - 6)); q++) {
-        char *st = stage + q * 2048;
+    for (int q = 0; q < (1 << (L - 6)); q++) { // one 64-column block at a time through 2 KB
         uint32_t w[16];
 #pragma unroll
         for (int nt = 0; nt < 8; nt++)
@@ -163,23 +164,19 @@ __device__ __forceinline__ void rotq_wg_store_staged(const rotq_had_args &a, int
 #pragma unroll
         for (int j = 0; j < 4; j++) {
             const unsigned nt = 2u * j + ntl;
-            ptx_stmatrix_x4(ptx_smem_addr(st + rr * 128u + ((nt ^ (rr & 7u)) << 4)), w[4 * j], w[4 * j + 1],
+            ptx_stmatrix_x4(ptx_smem_addr(stage + rr * 128u + ((nt ^ (rr & 7u)) << 4)), w[4 * j], w[4 * j + 1],
                             w[4 * j + 2], w[4 * j + 3]);
         }
-    }
-    __syncwarp();
-    const int64_t base = rotq_group_base(a, g, a.y_stride);
-#pragma unroll
-    for (int q = 0; q < (1 << (L - 6)); q++) {
+        __syncwarp();
 #pragma unroll
         for (int i = 0; i < 4; i++) {
             const unsigned r = 4u * i + (lane >> 3), c = lane & 7u;
-            const uint4 x = *(const uint4 *)(stage + q * 2048 + r * 128u + ((c ^ (r & 7u)) << 4));
+            const uint4 x = *(const uint4 *)(stage + r * 128u + ((c ^ (r & 7u)) << 4));
             if (r0w + (int)r < K)
                 *(uint4 *)((uint16_t *)a.y + base + ((int64_t)(r0w + (int)r) << L) + 64 * q + 8 * c) = x;
         }
+        __syncwarp(); // the reads before the next stmatrix
     }
-    __syncwarp(); // the reads before the next task's stmatrix
 }
 
 template <int L, int NWG>
@@ -194,7 +191,7 @@ __global__ void __launch_bounds__(128 * NWG, 1)
     char *slots = rotq_wg_smem_buf;
     uint32_t *A = (uint32_t *)(slots + (size_t)NWG * S * slot_bytes);
     char *staging = (char *)A + rotq_factor_frag_bytes(f.kt, 1);
-    rotq_wg_ctl *ctl = (rotq_wg_ctl *)(staging + (size_t)NWG * 4 * (32u << L));
+    rotq_wg_ctl *ctl = (rotq_wg_ctl *)(staging + (size_t)NWG * 4 * 2048);
     const int wg = (int)(threadIdx.x >> 7), warp = (int)((threadIdx.x >> 5) & 3u);
     const bool leader = (threadIdx.x & 127u) == 0u;
     if (threadIdx.x == 0) {
@@ -231,6 +228,20 @@ __global__ void __launch_bounds__(128 * NWG, 1)
         const unsigned s = k % (unsigned)S, use = k / (unsigned)S;
         const char *slot = ring + s * slot_bytes;
         rotq_frag_wait(&ctl->full[wg][s], use & 1u);
+        if (a.signs) {
+            // The sign vector on the arrived slot (rows past K stay zero), by the
+            // warpgroup's threads, before its wgmmas read it (async proxy).
+            const int8_t *sg = a.signs + rotq_sign_base(a, tile);
+#pragma unroll
+            for (int q = 0; q < NQ; q++) // 16-byte chunks: 8 a row of each 64-column block
+                for (int e = (int)(threadIdx.x & 127u); e < 8 * K; e += 128) {
+                    const int kr = e >> 3, j = e & 7;
+                    rotq_sign_chunk16((char *)slot + rotq_tma_stage_chunk((unsigned)(q * f.krows + kr), (unsigned)j),
+                                      sg + ((int64_t)kr << L) + 64 * q + 8 * j);
+                }
+            ptx_fence_proxy_async_smem();
+            ptx_bar_sync(1 + wg, 128);
+        }
         for (int M = 0; M < mtiles; M++) {
             float v[NQ][32];
 #pragma unroll
@@ -244,6 +255,7 @@ __global__ void __launch_bounds__(128 * NWG, 1)
                 ptx_bar_sync(1 + wg, 128);
                 if (leader) fill(k + (unsigned)S);
             }
+            if (64 * M + 16 * warp >= K) continue; // the warp's 16 rows are all padding
             if (NQ == 2) { // column bit 6: the two blocks
 #pragma unroll
                 for (int r = 0; r < 32; r++) {
@@ -259,7 +271,7 @@ __global__ void __launch_bounds__(128 * NWG, 1)
                 rotq_frag_lane_butterfly(v[q], 2u);   // bit 2
             }
             const int r0 = 64 * M + 16 * warp + (int)(ptx_lane_id() >> 2);
-            char *stage = staging + (threadIdx.x >> 5) * (32u << L);
+            char *stage = staging + (threadIdx.x >> 5) * 2048u;
             if (a.out_dtype != ROTQ_DTYPE_F32 && a.vec_out == 2) {
                 if (a.out_dtype == ROTQ_DTYPE_F16)
                     rotq_wg_store_staged<L, ROTQ_DTYPE_F16>(a, tile, K, 64 * M + 16 * warp, stage, v);
@@ -288,14 +300,14 @@ __global__ void __launch_bounds__(128 * NWG, 1)
 
 // Host: whether this kernel takes the call, and its launch: compute capability
 // 9.x with code for sm_90a loaded, 16-bit inputs whose row blocks TMA can read
-// (rotq_factor_tma_input), K > 64, no sign vector. ROTQ_ERR_NOT_SUPPORTED
+// (rotq_factor_tma_input), K > 64. ROTQ_ERR_NOT_SUPPORTED
 // otherwise (the general factor kernel runs). dry: decide, launch nothing.
 template <int L, int NWG>
 static rotq_status rotq_launch_wg(const rotq_had_args &a, const rotq_had_factor &f0, cudaStream_t stream,
                                   const rotq_cuda_device_info *dev, bool dry) {
     static int usable[64]; // per device: 0 not checked, 1 yes, -1 no
     static int regs[64];
-    if (dev->cc_major != 9 || f0.kt < 5 || f0.kt > ROTQ_FACTOR_MAX_KT || a.signs) return ROTQ_ERR_NOT_SUPPORTED;
+    if (dev->cc_major != 9 || f0.kt < 5 || f0.kt > ROTQ_FACTOR_MAX_KT) return ROTQ_ERR_NOT_SUPPORTED;
     const int64_t gstride = rotq_factor_tma_input(a);
     if (gstride <= 0) return ROTQ_ERR_NOT_SUPPORTED;
     const void *kernel = (const void *)rotq_had_wg_kernel<L, NWG>;
