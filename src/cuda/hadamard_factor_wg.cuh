@@ -17,34 +17,40 @@
 // which this was written: K step -> W -> phases -> stage -> TMA store, with
 // two block barriers a tile).
 //
-// Each warpgroup has its own ring of S slots (its tiles i, i + NWG, ... of the
-// block's), so a slot's mbarrier is only ever awaited by the warpgroup that
-// refills it, in order, and its phases cannot alias. After a tile's last K
-// step the warpgroup passes a named barrier (its four warps have their wgmma
-// results) and its first thread refills the slot with the tile S ahead.
+// The warpgroups form groups of G (f.groups_per_block): G = 1, or G = the m64
+// tiles of H_K (K = 65 .. 128: 2, 129 .. 176: 3), each warpgroup of a group then
+// taking one m64 tile of every tile of the group (a tile's slot is released
+// after one m64 tile's time, not all of them). Each group has its own ring of
+// S slots (its tiles i, i + NG, ... of the block's), whose mbarriers only the
+// group's warpgroups await, each in order: a waiter has consumed the slot's
+// previous use, so it is never two phases ahead and the parities cannot alias.
+// After its last K step on a slot a warpgroup passes a named barrier (its four
+// warps have their wgmma results); its first thread counts the slot read, and
+// the group's last reader refills it with the tile S ahead.
 #pragma once
 #include "hadamard_factor_frag.cuh"
 
 #define ROTQ_WG_MAX_WARPGROUPS 6
 #define ROTQ_WG_MAX_SLOTS 4
 #ifndef ROTQ_WG_NWG6
-#define ROTQ_WG_NWG6 5 // warpgroups a block at 2^6 (A/B switch)
+#define ROTQ_WG_NWG6 6 // warpgroups a block at 2^6 (A/B switch)
 #endif
 #ifndef ROTQ_WG_NWG7
 #define ROTQ_WG_NWG7 4 // and at 2^7
 #endif
 
 typedef struct rotq_wg_ctl {
-    uint64_t full[ROTQ_WG_MAX_WARPGROUPS][ROTQ_WG_MAX_SLOTS]; // slot arrived (TMA), by use parity
+    uint64_t full[ROTQ_WG_MAX_WARPGROUPS][ROTQ_WG_MAX_SLOTS]; // group's slot arrived (TMA), by use parity
+    uint32_t reads[ROTQ_WG_MAX_WARPGROUPS][ROTQ_WG_MAX_SLOTS]; // warpgroups done reading its current use
 } rotq_wg_ctl;
 
 // Bytes of a slot (one tile: 16 kt rows of 2^L 16-bit columns, rows past K
 // TMA's zero fill) and of H_K's wgmma matrix (rotq_build_factor_wgmma_a).
 __host__ __device__ inline unsigned rotq_wg_slot_bytes(int kt, int L) { return (unsigned)(16 * kt) << (L + 1); }
-// Shared memory: the warpgroups' slots, H_K, each warp's output staging (16
-// rows of 64 16-bit values), the control block.
-__host__ __device__ inline size_t rotq_wg_smem(int kt, int L, int nwg, int slots) {
-    return (size_t)nwg * slots * rotq_wg_slot_bytes(kt, L) + rotq_factor_frag_bytes(kt, 1) +
+// Shared memory: the groups' slots (ng groups, `slots` each), H_K, each warp's
+// output staging (16 rows of 64 16-bit values), the control block.
+__host__ __device__ inline size_t rotq_wg_smem(int kt, int L, int nwg, int ng, int slots) {
+    return (size_t)ng * slots * rotq_wg_slot_bytes(kt, L) + rotq_factor_frag_bytes(kt, 1) +
            (size_t)nwg * 4 * 2048 + sizeof(rotq_wg_ctl);
 }
 
@@ -77,7 +83,10 @@ __device__ __forceinline__ void rotq_wg_store2(void *y, int64_t off, float v0, f
 template <int KT, bool F16, int NQ>
 __device__ __forceinline__ void rotq_wg_issue(const rotq_had_factor &f, const uint32_t *A, const char *stg, int M,
                                               float (&v)[NQ][32]) {
-    const uint32_t a0 = ptx_smem_addr(A) + (uint32_t)(8 * M * 2 * KT) * 128u; // core row 8M, column 0
+    // H_K's address read where used (volatile): with M a constant the
+    // descriptors of every k-tile count were hoisted out of the tile loop and
+    // spilled (2^7, groups of two: 344 bytes).
+    const uint32_t a0 = ptx_opaque_u32(ptx_smem_addr(A)) + (uint32_t)(8 * M * 2 * KT) * 128u; // core row 8M
     const uint64_t da0 = ptx_wgmma_desc(a0, 128u, (uint32_t)KT * 256u, 0);
     ptx_wgmma_fence();
 #pragma unroll
@@ -179,24 +188,30 @@ __device__ __forceinline__ void rotq_wg_store_staged(const rotq_had_args &a, int
     }
 }
 
-template <int L, int NWG>
+template <int L, int NWG, int G>
 __global__ void __launch_bounds__(128 * NWG, 1)
     rotq_had_wg_kernel(rotq_had_args a, const __grid_constant__ rotq_had_factor f,
                        const __grid_constant__ CUtensorMap xmap) {
 #if ROTQ_WGMMA
     constexpr int NQ = 1 << (L - 6); // 64-column blocks
     extern __shared__ __align__(1024) char rotq_wg_smem_buf[];
+    static_assert(NWG % G == 0, "rotq_had_wg_kernel: groups of G warpgroups");
+    constexpr int NG = NWG / G; // groups
     const int S = f.stages;
     const unsigned slot_bytes = rotq_wg_slot_bytes(f.kt, L);
     char *slots = rotq_wg_smem_buf;
-    uint32_t *A = (uint32_t *)(slots + (size_t)NWG * S * slot_bytes);
+    uint32_t *A = (uint32_t *)(slots + (size_t)NG * S * slot_bytes);
     char *staging = (char *)A + rotq_factor_frag_bytes(f.kt, 1);
     rotq_wg_ctl *ctl = (rotq_wg_ctl *)(staging + (size_t)NWG * 4 * 2048);
     const int wg = (int)(threadIdx.x >> 7), warp = (int)((threadIdx.x >> 5) & 3u);
+    const int grp = wg / G, rank = wg - grp * G; // the warpgroup's group and its m64 tiles rank, rank + G, ..
     const bool leader = (threadIdx.x & 127u) == 0u;
     if (threadIdx.x == 0) {
-        for (int w = 0; w < NWG; w++)
-            for (int s = 0; s < S; s++) ptx_mbarrier_init(ptx_smem_addr(&ctl->full[w][s]), 1);
+        for (int w = 0; w < NG; w++)
+            for (int s = 0; s < S; s++) {
+                ptx_mbarrier_init(ptx_smem_addr(&ctl->full[w][s]), 1);
+                ctl->reads[w][s] = 0u;
+            }
         ptx_fence_mbarrier_init();
     }
     rotq_build_factor_wgmma_a<0>(f, A); // rows in order (L = 0: no W bank permutation)
@@ -204,21 +219,21 @@ __global__ void __launch_bounds__(128 * NWG, 1)
     __syncthreads();
 
     const int64_t ntiles = a.groups;
-    // The warpgroup's k-th tile: the block's tile wg + k NWG.
+    // The group's k-th tile: the block's tile grp + k NG.
     auto tile_of = [&](unsigned k) -> int64_t {
-        return (int64_t)blockIdx.x + (int64_t)(wg + (int64_t)k * NWG) * gridDim.x;
+        return (int64_t)blockIdx.x + (int64_t)(grp + (int64_t)k * NG) * gridDim.x;
     };
-    char *ring = slots + (size_t)wg * S * slot_bytes;
-    auto fill = [&](unsigned k) { // one thread: tile k of the warpgroup into slot k mod S
+    char *ring = slots + (size_t)grp * S * slot_bytes;
+    auto fill = [&](unsigned k) { // one thread: tile k of the group into slot k mod S
         const int64_t tile = tile_of(k);
         if (tile >= ntiles) return;
         const unsigned s = k % (unsigned)S;
-        const uint32_t mbar = ptx_smem_addr(&ctl->full[wg][s]);
+        const uint32_t mbar = ptx_smem_addr(&ctl->full[grp][s]);
         ptx_fence_proxy_async_smem();
         ptx_mbarrier_arrive_expect_tx(mbar, slot_bytes);
         ptx_tma_load_4d(ptx_smem_addr(ring + s * slot_bytes), &xmap, 0, 0, 0, (int32_t)tile, mbar);
     };
-    if (leader)
+    if (leader && rank == 0)
         for (int k = 0; k < S; k++) fill((unsigned)k);
 
     const int K = f.k, mtiles = (K + 63) >> 6;
@@ -227,22 +242,23 @@ __global__ void __launch_bounds__(128 * NWG, 1)
         if (tile >= ntiles) break;
         const unsigned s = k % (unsigned)S, use = k / (unsigned)S;
         const char *slot = ring + s * slot_bytes;
-        rotq_frag_wait(&ctl->full[wg][s], use & 1u);
+        rotq_frag_wait(&ctl->full[grp][s], use & 1u);
         if (a.signs) {
             // The sign vector on the arrived slot (rows past K stay zero), by the
-            // warpgroup's threads, before its wgmmas read it (async proxy).
+            // group's threads, before its wgmmas read it (async proxy).
             const int8_t *sg = a.signs + rotq_sign_base(a, tile);
 #pragma unroll
             for (int q = 0; q < NQ; q++) // 16-byte chunks: 8 a row of each 64-column block
-                for (int e = (int)(threadIdx.x & 127u); e < 8 * K; e += 128) {
+                for (int e = rank * 128 + (int)(threadIdx.x & 127u); e < 8 * K; e += 128 * G) {
                     const int kr = e >> 3, j = e & 7;
                     rotq_sign_chunk16((char *)slot + rotq_tma_stage_chunk((unsigned)(q * f.krows + kr), (unsigned)j),
                                       sg + ((int64_t)kr << L) + 64 * q + 8 * j);
                 }
             ptx_fence_proxy_async_smem();
-            ptx_bar_sync(1 + wg, 128);
+            ptx_bar_sync(1 + ROTQ_WG_MAX_WARPGROUPS + grp, 128 * G);
         }
-        for (int M = 0; M < mtiles; M++) {
+        // One m64 tile M of the slot; last: the warpgroup's last K step on it.
+        auto mtile = [&](int M, bool last) {
             float v[NQ][32];
 #pragma unroll
             for (int q = 0; q < NQ; q++)
@@ -250,12 +266,16 @@ __global__ void __launch_bounds__(128 * NWG, 1)
                 for (int r = 0; r < 32; r++) v[q][r] = 0.0f;
             rotq_wg_issue_any<NQ>(f, A, slot, M, v);
             ptx_wgmma_wait<0>();
-            if (M == mtiles - 1) {
-                // Every warp of the warpgroup has its results: the slot is read.
+            if (last) {
+                // Every warp of the warpgroup has its results: the slot is read
+                // by this warpgroup; the group's last reader refills it.
                 ptx_bar_sync(1 + wg, 128);
-                if (leader) fill(k + (unsigned)S);
+                if (leader && (G == 1 || atomicAdd(&ctl->reads[grp][s], 1u) == (unsigned)G - 1u)) {
+                    if (G > 1) ctl->reads[grp][s] = 0u;
+                    fill(k + (unsigned)S);
+                }
             }
-            if (64 * M + 16 * warp >= K) continue; // the warp's 16 rows are all padding
+            if (64 * M + 16 * warp >= K) return; // the warp's 16 rows are all padding
             if (NQ == 2) { // column bit 6: the two blocks
 #pragma unroll
                 for (int r = 0; r < 32; r++) {
@@ -293,24 +313,25 @@ __global__ void __launch_bounds__(128 * NWG, 1)
                 else
                     rotq_wg_store_rows<L, ROTQ_DTYPE_BF16, false>(a, tile, K, r0, v);
             }
+        };
+        // The warpgroup's m64 tiles: all (G = 1), or its rank's (G = mtiles).
+        if constexpr (G == 1) {
+            for (int M = 0; M < mtiles; M++) mtile(M, M == mtiles - 1);
+        } else {
+            mtile(rank, true);
         }
     }
 #endif
 }
 
-// Host: whether this kernel takes the call, and its launch: compute capability
-// 9.x with code for sm_90a loaded, 16-bit inputs whose row blocks TMA can read
-// (rotq_factor_tma_input), K > 64. ROTQ_ERR_NOT_SUPPORTED
-// otherwise (the general factor kernel runs). dry: decide, launch nothing.
-template <int L, int NWG>
-static rotq_status rotq_launch_wg(const rotq_had_args &a, const rotq_had_factor &f0, cudaStream_t stream,
-                                  const rotq_cuda_device_info *dev, bool dry) {
+// Host: one build's launch (G warpgroups a group, S slots a group).
+template <int L, int NWG, int G>
+static rotq_status rotq_launch_wg_build(const rotq_had_args &a, const rotq_had_factor &f, size_t smem,
+                                        int64_t gstride, cudaStream_t stream, const rotq_cuda_device_info *dev,
+                                        bool dry) {
     static int usable[64]; // per device: 0 not checked, 1 yes, -1 no
     static int regs[64];
-    if (dev->cc_major != 9 || f0.kt < 5 || f0.kt > ROTQ_FACTOR_MAX_KT) return ROTQ_ERR_NOT_SUPPORTED;
-    const int64_t gstride = rotq_factor_tma_input(a);
-    if (gstride <= 0) return ROTQ_ERR_NOT_SUPPORTED;
-    const void *kernel = (const void *)rotq_had_wg_kernel<L, NWG>;
+    const void *kernel = (const void *)rotq_had_wg_kernel<L, NWG, G>;
     int *slot = &usable[dev->device & 63];
     int u = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
     if (u == 0) {
@@ -320,20 +341,9 @@ static rotq_status rotq_launch_wg(const rotq_had_args &a, const rotq_had_factor 
         __atomic_store_n(slot, u, __ATOMIC_RELEASE);
     }
     if (u < 0) return ROTQ_ERR_NOT_SUPPORTED;
-    // The most slots a warpgroup (up to ROTQ_WG_MAX_SLOTS) that fit one block an SM.
-    int S = ROTQ_WG_MAX_SLOTS;
-    while (S >= 1 && rotq_wg_smem(f0.kt, L, NWG, S) > (size_t)dev->max_smem_optin) S--;
-    if (S < 1) return ROTQ_ERR_NOT_SUPPORTED;
-    const size_t smem = rotq_wg_smem(f0.kt, L, NWG, S);
-    rotq_had_factor f = f0;
-    f.groups_per_block = 1;
-    f.krows = 16 * f.kt;
-    f.slice_log = L;
-    f.wgmma = 1;
-    f.half_rows = 0;
-    f.stages = S;
     int64_t grid = 0;
-    const rotq_status st = rotq_persistent_grid(kernel, 128 * NWG, smem, regs, dev, (a.groups + NWG - 1) / NWG, &grid);
+    constexpr int NG = NWG / G;
+    const rotq_status st = rotq_persistent_grid(kernel, 128 * NWG, smem, regs, dev, (a.groups + NG - 1) / NG, &grid);
     if (st != ROTQ_OK) return st;
     CUtensorMap xmap;
     memset(&xmap, 0, sizeof xmap);
@@ -349,6 +359,46 @@ static rotq_status rotq_launch_wg(const rotq_had_args &a, const rotq_had_factor 
 #ifndef ROTQ_WG_NO_STAGE
     if (os == 2 && ((uintptr_t)a.y & 15u) == 0 && a.y_stride % 8 == 0) t.vec_out = 2;
 #endif
-    rotq_had_wg_kernel<L, NWG><<<(unsigned)grid, 128 * NWG, smem, stream>>>(t, f, xmap);
+    rotq_had_wg_kernel<L, NWG, G><<<(unsigned)grid, 128 * NWG, smem, stream>>>(t, f, xmap);
     return rotq_cuda_check_launch();
+}
+
+// Host: whether this kernel takes the call, and its launch: compute capability
+// 9.x with code for sm_90a loaded, 16-bit inputs whose row blocks TMA can read
+// (rotq_factor_tma_input), K > 64. ROTQ_ERR_NOT_SUPPORTED otherwise (the
+// general factor kernel runs). dry: decide, launch nothing.
+template <int L, int NWG>
+static rotq_status rotq_launch_wg(const rotq_had_args &a, const rotq_had_factor &f0, cudaStream_t stream,
+                                  const rotq_cuda_device_info *dev, bool dry) {
+    if (dev->cc_major != 9 || f0.kt < 5 || f0.kt > ROTQ_FACTOR_MAX_KT) return ROTQ_ERR_NOT_SUPPORTED;
+    const int64_t gstride = rotq_factor_tma_input(a);
+    if (gstride <= 0) return ROTQ_ERR_NOT_SUPPORTED;
+    // Groups of G warpgroups, one m64 tile each, where the warpgroups divide
+    // into such groups with two slots a group or more; else G = 1. Then the
+    // most slots a group (up to ROTQ_WG_MAX_SLOTS) that fit one block an SM.
+    const int mtiles = (f0.k + 63) >> 6;
+    int G = 1;
+#ifndef ROTQ_WG_NO_GROUPS
+    if (NWG % mtiles == 0 && rotq_wg_smem(f0.kt, L, NWG, NWG / mtiles, 2) <= (size_t)dev->max_smem_optin)
+        G = mtiles;
+#endif
+    int S = ROTQ_WG_MAX_SLOTS;
+    while (S >= 1 && rotq_wg_smem(f0.kt, L, NWG, NWG / G, S) > (size_t)dev->max_smem_optin) S--;
+    if (S < 1) return ROTQ_ERR_NOT_SUPPORTED;
+    const size_t smem = rotq_wg_smem(f0.kt, L, NWG, NWG / G, S);
+    rotq_had_factor f = f0;
+    f.groups_per_block = G; // warpgroups sharing a tile
+    f.krows = 16 * f.kt;
+    f.slice_log = L;
+    f.wgmma = 1;
+    f.half_rows = 0;
+    f.stages = S;
+    if (G == 2) {
+        if constexpr (NWG % 2 == 0) return rotq_launch_wg_build<L, NWG, 2>(a, f, smem, gstride, stream, dev, dry);
+    } else if (G == 3) {
+        if constexpr (NWG % 3 == 0) return rotq_launch_wg_build<L, NWG, 3>(a, f, smem, gstride, stream, dev, dry);
+    } else {
+        return rotq_launch_wg_build<L, NWG, 1>(a, f, smem, gstride, stream, dev, dry);
+    }
+    return ROTQ_ERR_NOT_SUPPORTED;
 }
