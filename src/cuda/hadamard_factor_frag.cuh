@@ -527,21 +527,13 @@ template <int L, int KT, bool QUANT>
 static rotq_status rotq_launch_frag(const rotq_had_args &a, const rotq_had_factor &f0, const rotq_q_args *qa,
                                     cudaStream_t stream, const rotq_cuda_device_info *dev, bool dry) {
     typedef rotq_frag_plan<L> plan;
-    static int usable[64]; // per device: 0 not checked, 1 yes, -1 no (code for sm_90 loaded)
+    static int usable[64]; // per device (rotq_kernel_has_sm90)
     static int regs[64];
     if (dev->cc_major != 9 || f0.kt != KT || f0.k % 4 != 0) return ROTQ_ERR_NOT_SUPPORTED;
     const int64_t gstride = rotq_factor_tma_input(a);
     if (gstride <= 0) return ROTQ_ERR_NOT_SUPPORTED;
     const void *kernel = (const void *)rotq_had_frag_kernel<L, KT, QUANT>;
-    int *slot = &usable[dev->device & 63];
-    int u = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-    if (u == 0) {
-        cudaFuncAttributes fa;
-        u = cudaFuncGetAttributes(&fa, kernel) == cudaSuccess && fa.binaryVersion >= 90 ? 1 : -1;
-        cudaGetLastError();
-        __atomic_store_n(slot, u, __ATOMIC_RELEASE);
-    }
-    if (u < 0) return ROTQ_ERR_NOT_SUPPORTED;
+    if (!rotq_kernel_has_sm90(kernel, usable, dev)) return ROTQ_ERR_NOT_SUPPORTED;
     const int tpt = (KT << (L - 6)) + (f0.k >> plan::RB), tb = f0.k >> plan::RB;
     // 32 warps an SM (the 64-register cap) over 1 to 3 blocks; the fused
     // per-row kinds need a block's warps to cover a tile's B tasks.

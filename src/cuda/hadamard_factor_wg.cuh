@@ -1,14 +1,13 @@
 // The K * 2^L Hadamard kernel for K > 64 at 2^6 and 2^7 on sm_90a (16-bit
 // inputs by TMA): 108 * 128 (Llama-2-13B's MLP) and 172 * 64 (Llama-2-7B's),
-// and every K of 65 .. 176 at those widths. A sign vector is applied to each
-// arrived slot by its warpgroup before the K step.
+// and every K of 65 .. 176 at those widths whose tiles fit. A sign vector is
+// applied to each arrived slot by its warpgroups before the K step.
 //
-// A row block (a tile) is X[k][j], k < K, j < 2^L; y = H_K X H_{2^L}. A
-// warpgroup owns whole tiles: for each m64 tile M of H_K (rows 64M ..,
-// ceil(K / 64) of them) it runs the K step as wgmma m64n64k16 with H_K in
-// shared memory as A and the TMA stage as B (rotq_factor_wgmma_issue: the
-// general kernel's operands, 2^(L-6) column blocks of 64), and finishes the
-// rows in registers: warp w of the warpgroup holds rows 64M + 16w + g (+ 8),
+// A row block (a tile) is X[k][j], k < K, j < 2^L; y = H_K X H_{2^L}. For an
+// m64 tile M of H_K (rows 64M .., ceil(K / 64) of them) a warpgroup runs the
+// K step as wgmma m64n64k16 with H_K in shared memory as A and the TMA slot as
+// B (the general kernel's operand layouts, rotq_factor_wgmma_issue; 2^(L-6)
+// column blocks of 64), and finishes the rows in registers: warp w of the warpgroup holds rows 64M + 16w + g (+ 8),
 // lane (g, t), columns 8nt + 2t + {0, 1} of each 64-column block. Column bit
 // 0 and bits 3..5 (nt) are register bits, bit 6 (2^7) the block, bits 1 and 2
 // the lane bits t: all 2^L levels are butterflies on registers or between the
@@ -329,18 +328,10 @@ template <int L, int NWG, int G>
 static rotq_status rotq_launch_wg_build(const rotq_had_args &a, const rotq_had_factor &f, size_t smem,
                                         int64_t gstride, cudaStream_t stream, const rotq_cuda_device_info *dev,
                                         bool dry) {
-    static int usable[64]; // per device: 0 not checked, 1 yes, -1 no
-    static int regs[64];
+    static int usable[64]; // per device (rotq_kernel_has_sm90; code for 9.x is sm_90a's,
+    static int regs[64];   // as the general kernel's wgmma path assumes)
     const void *kernel = (const void *)rotq_had_wg_kernel<L, NWG, G>;
-    int *slot = &usable[dev->device & 63];
-    int u = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-    if (u == 0) {
-        cudaFuncAttributes fa; // (code for 9.x is sm_90a's, as the general kernel's wgmma path assumes)
-        u = cudaFuncGetAttributes(&fa, kernel) == cudaSuccess && fa.binaryVersion >= 90 ? 1 : -1;
-        cudaGetLastError();
-        __atomic_store_n(slot, u, __ATOMIC_RELEASE);
-    }
-    if (u < 0) return ROTQ_ERR_NOT_SUPPORTED;
+    if (!rotq_kernel_has_sm90(kernel, usable, dev)) return ROTQ_ERR_NOT_SUPPORTED;
     int64_t grid = 0;
     constexpr int NG = NWG / G;
     const rotq_status st = rotq_persistent_grid(kernel, 128 * NWG, smem, regs, dev, (a.groups + NG - 1) / NG, &grid);

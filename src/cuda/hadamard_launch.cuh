@@ -370,6 +370,21 @@ rotq_status rotq_dispatch_factor_es4(int L, const rotq_had_args &a, rotq_had_fac
 // factor kernels then run). dry: as rotq_dispatch_factor_es2.
 rotq_status rotq_dispatch_frag_es2(int L, const rotq_had_args &a, const rotq_had_factor &f, cudaStream_t s,
                                    const rotq_cuda_device_info *d, bool dry);
+// Whether `kernel` has code for compute capability 9.x loaded on this device,
+// cached in usable[device] (0 not checked, 1 yes, -1 no). The sm_90 kernels'
+// launchers ask before anything else.
+static inline bool rotq_kernel_has_sm90(const void *kernel, int *usable, const rotq_cuda_device_info *dev) {
+    int *slot = &usable[dev->device & 63];
+    int u = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (u == 0) {
+        cudaFuncAttributes fa;
+        u = cudaFuncGetAttributes(&fa, kernel) == cudaSuccess && fa.binaryVersion >= 90 ? 1 : -1;
+        cudaGetLastError();
+        __atomic_store_n(slot, u, __ATOMIC_RELEASE);
+    }
+    return u > 0;
+}
+
 // The warpgroup kernel (hadamard_factor_wg.cuh, hadamard_inst_wg.cu): K > 64 at
 // 2^6 and 2^7, 16-bit input, sm_90a, no sign vector; ROTQ_ERR_NOT_SUPPORTED
 // elsewhere. dry: as rotq_dispatch_factor_es2.
