@@ -275,6 +275,22 @@ static void emit(ck_ctx *c, had_case h) {
     run_case(c, &h);
 }
 
+/* A K * 2^m case of the sm_90 kernels' tables, variant v: fp16 or bf16 input (and
+   mma), every output dtype, H_K^T, the unit scale, element stores (an odd output
+   stride), with `pairs` pair stores (an even stride, rows not 16-byte aligned), in
+   place with padded 16-byte rows, block-diagonal; `signs` a sign vector. */
+static void emit_factor_variant(ck_ctx *c, int32_t n, int32_t k, int v, int64_t rows, int signs, int pairs) {
+    had_case h = base_case(n, k, v & 1 ? ROTQ_DTYPE_BF16 : ROTQ_DTYPE_F16, k_float[v % 3], rows);
+    h.signs = signs;
+    h.flags = v % 4 == 2 ? ROTQ_HADAMARD_TRANSPOSE_FACTOR : 0;
+    h.unit_scale = v % 5 == 4;
+    if (v % 6 == 5) h.ys += 3;
+    if (pairs && v % 6 == 1) h.ys += 2;
+    if (v % 7 == 3) h.inplace = 1, h.xs += 8;
+    if (v % 7 == 6) h.cols = h.xs = h.ys = 2 * (int64_t)n;
+    emit(c, h);
+}
+
 void ck_op_hadamard(ck_ctx *c) {
     int full = c->opt->full;
     const rotq_dtype F32 = ROTQ_DTYPE_F32, F16 = ROTQ_DTYPE_F16, BF16 = ROTQ_DTYPE_BF16;
@@ -581,49 +597,32 @@ void ck_op_hadamard(ck_ctx *c) {
 
     /* The fragment kernel (hadamard_factor_frag.cuh; sm_90: K <= 64 at 2^8 .. 2^10,
        16-bit input by TMA, where its shared memory fits): every k-tile count at each
-       2^m, fp16 and bf16 mma, every output dtype, vector and element stores (an odd
-       output stride), H_K^T, signs, in place, block-diagonal, and row counts from 1
-       to several tiles a block (the stages' reuse and mbarrier parity). */
+       2^m, and row counts from 1 to several tiles a block (the stages' reuse and
+       mbarrier parity). */
     static const int32_t frag_k[7] = {12, 20, 28, 36, 44, 52, 60};
+    static const int64_t frag_rows[5] = {1, 3, 67, 141, 613};
     for (int m = 8; m <= 10; m++)
         for (int i = 0; i < 7; i++) {
             const int32_t k = frag_k[i], n = k << m;
             const int v = 3 * m + i;
             if (n > 36 * 1024 || (!full && v % 4 != 0)) continue;
-            static const int64_t frag_rows[5] = {1, 3, 67, 141, 613};
-            had_case hf = base_case(n, k, v & 1 ? BF16 : F16, k_float[v % 3], frag_rows[v % 5]);
-            if (!full && hf.rows > 141) hf.rows = 141;
-            hf.signs = v % 3 == 1;
-            hf.flags = v % 4 == 2 ? ROTQ_HADAMARD_TRANSPOSE_FACTOR : 0;
-            hf.unit_scale = v % 5 == 4;
-            if (v % 6 == 5) hf.ys += 3;                   /* element stores */
-            if (v % 7 == 3) hf.inplace = 1, hf.xs += 8;   /* in place, padded 16-byte rows */
-            if (v % 7 == 6) hf.cols = hf.xs = hf.ys = 2 * (int64_t)n; /* block-diagonal */
-            emit(c, hf);
+            const int64_t nr = frag_rows[v % 5];
+            emit_factor_variant(c, n, k, v, !full && nr > 141 ? 141 : nr, v % 3 == 1, 0);
         }
 
     /* The warpgroup kernel (hadamard_factor_wg.cuh; sm_90a: K > 64 at 2^6 and 2^7,
-       16-bit input by TMA, no signs): every K > 64 at both widths, fp16 and bf16
-       mma, every output dtype, pair and element stores (an odd output stride),
-       H_K^T, in place, block-diagonal, a sign vector (the general kernel), and row
-       counts from 1 to several tiles a warpgroup (the slot ring's parity). */
+       16-bit input by TMA): every K > 64 at both widths (K > 128 at 2^7: the general
+       kernel), pair stores too (rows not 16-byte aligned), and row counts from 1 to
+       several tiles a group of warpgroups (the slot ring's parity). */
     static const int32_t wg_k[6] = {108, 116, 124, 140, 156, 172};
+    static const int64_t wg_rows[5] = {1, 3, 613, 67, 3301};
     for (int m = 6; m <= 7; m++)
         for (int i = 0; i < 6; i++) {
             const int32_t k = wg_k[i], n = k << m;
             const int v = 6 * m + i;
             if (!full && v % 3 != 0) continue;
-            static const int64_t wg_rows[5] = {1, 3, 613, 67, 3301};
-            had_case hw = base_case(n, k, v & 1 ? BF16 : F16, k_float[v % 3], wg_rows[v % 5]);
-            if (!full && hw.rows > 613) hw.rows = 613;
-            hw.signs = v % 7 == 1;
-            hw.flags = v % 4 == 2 ? ROTQ_HADAMARD_TRANSPOSE_FACTOR : 0;
-            hw.unit_scale = v % 5 == 4;
-            if (v % 6 == 5) hw.ys += 3;                   /* element stores */
-            if (v % 6 == 1) hw.ys += 2;                   /* pair stores (rows not 16-byte aligned) */
-            if (v % 7 == 3) hw.inplace = 1, hw.xs += 8;   /* in place, padded 16-byte rows */
-            if (v % 7 == 6) hw.cols = hw.xs = hw.ys = 2 * (int64_t)n; /* block-diagonal */
-            emit(c, hw);
+            const int64_t nr = wg_rows[v % 5];
+            emit_factor_variant(c, n, k, v, !full && nr > 613 ? 613 : nr, v % 7 == 1, 1);
         }
 
     /* Caller workspaces (rotq_exec.workspace; on CUDA the protocol of workspace.c:
