@@ -753,19 +753,16 @@ __device__ __forceinline__ void rotq_build_factor_wgmma_a(const rotq_had_factor 
 // fill). The fp32 results go to W as rotq_factor_mma_store's do. Against
 // mma.sync: no fragment loads or B registers, one instruction per 64 x 64 x 16
 // (172 * 64 issued two mma.sync and an A load per 16 x 16 x 16).
+// The KT wgmmas of one m64 x 64 K step into d (the first sets it), from the
+// descriptors of k tile 0: k tile kt is 256 bytes on in A, 2048 in B. The
+// descriptors' address field is the address >> 4 in bits 0..13, and shared
+// addresses stay below 2^18, so adding the offset >> 4 advances it without a
+// carry out of the field. Straight-line: a branch between them serializes the
+// wgmmas. The caller fences and commits.
 template <int KT, bool F16>
-__device__ __forceinline__ void rotq_factor_wgmma_issue(const rotq_had_factor &f, const uint32_t *A,
-                                                        const char *stg, int M, int q, float (&d)[32]) {
-    const uint32_t a0 = ptx_smem_addr(A) + (uint32_t)(8 * M * 2 * f.kt) * 128u; // core row 8M, column 0
-    const uint32_t b0 = ptx_smem_addr(stg) + (uint32_t)(q * f.krows) * ROTQ_TMA_ROW_BYTES;
-    // k tile kt: 256 bytes on in A, 2048 in B. The descriptors' address field is
-    // the address >> 4 in bits 0..13, and shared addresses stay below 2^18, so
-    // adding the offset >> 4 advances it without a carry out of the field.
-    const uint64_t da0 = ptx_wgmma_desc(a0, 128u, (uint32_t)f.kt * 256u, 0);
-    const uint64_t db0 = ptx_wgmma_desc(b0, (uint32_t)f.krows * ROTQ_TMA_ROW_BYTES, 1024u, 1); // lbo unused at n = 64
-    ptx_wgmma_fence();
+__device__ __forceinline__ void rotq_wgmma_k_chain(float (&d)[32], uint64_t da0, uint64_t db0) {
 #pragma unroll
-    for (int kt = 0; kt < KT; kt++) { // straight-line: a branch between them serializes the wgmmas
+    for (int kt = 0; kt < KT; kt++) {
         const uint64_t da = da0 + (uint64_t)((256u >> 4) * kt);
         const uint64_t db = db0 + (uint64_t)((16u * ROTQ_TMA_ROW_BYTES >> 4) * kt);
         if (kt == 0)
@@ -773,6 +770,17 @@ __device__ __forceinline__ void rotq_factor_wgmma_issue(const rotq_had_factor &f
         else
             ptx_wgmma_m64n64k16_ss<F16, 1>(d, da, db);
     }
+}
+
+template <int KT, bool F16>
+__device__ __forceinline__ void rotq_factor_wgmma_issue(const rotq_had_factor &f, const uint32_t *A,
+                                                        const char *stg, int M, int q, float (&d)[32]) {
+    const uint32_t a0 = ptx_smem_addr(A) + (uint32_t)(8 * M * 2 * f.kt) * 128u; // core row 8M, column 0
+    const uint32_t b0 = ptx_smem_addr(stg) + (uint32_t)(q * f.krows) * ROTQ_TMA_ROW_BYTES;
+    const uint64_t da0 = ptx_wgmma_desc(a0, 128u, (uint32_t)f.kt * 256u, 0);
+    const uint64_t db0 = ptx_wgmma_desc(b0, (uint32_t)f.krows * ROTQ_TMA_ROW_BYTES, 1024u, 1); // lbo unused at n = 64
+    ptx_wgmma_fence();
+    rotq_wgmma_k_chain<KT, F16>(d, da0, db0);
     ptx_wgmma_commit();
 }
 

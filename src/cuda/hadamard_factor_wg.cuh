@@ -43,8 +43,8 @@ typedef struct rotq_wg_ctl {
     uint32_t reads[ROTQ_WG_MAX_WARPGROUPS][ROTQ_WG_MAX_SLOTS]; // warpgroups done reading its current use
 } rotq_wg_ctl;
 
-// Bytes of a slot (one tile: 16 kt rows of 2^L 16-bit columns, rows past K
-// TMA's zero fill) and of H_K's wgmma matrix (rotq_build_factor_wgmma_a).
+// Bytes of a slot: one tile, 16 kt rows of 2^L 16-bit columns (rows past K
+// TMA's zero fill).
 __host__ __device__ inline unsigned rotq_wg_slot_bytes(int kt, int L) { return (unsigned)(16 * kt) << (L + 1); }
 // Shared memory: the groups' slots (ng groups, `slots` each), H_K, each warp's
 // output staging (16 rows of 64 16-bit values), the control block.
@@ -77,8 +77,7 @@ __device__ __forceinline__ void rotq_wg_store2(void *y, int64_t off, float v0, f
 }
 
 // One commit group of wgmmas for m64 tile M and every 64-column block q of
-// the slot (rotq_factor_wgmma_issue's operands), straight-line: a run-time
-// branch between wgmmas makes ptxas serialize them.
+// the slot (rotq_factor_wgmma_issue's operands, rotq_wgmma_k_chain's chains).
 template <int KT, bool F16, int NQ>
 __device__ __forceinline__ void rotq_wg_issue(const rotq_had_factor &f, const uint32_t *A, const char *stg, int M,
                                               float (&v)[NQ][32]) {
@@ -91,16 +90,7 @@ __device__ __forceinline__ void rotq_wg_issue(const rotq_had_factor &f, const ui
 #pragma unroll
     for (int q = 0; q < NQ; q++) {
         const uint32_t b0 = ptx_smem_addr(stg) + (uint32_t)(q * 16 * KT) * ROTQ_TMA_ROW_BYTES;
-        const uint64_t db0 = ptx_wgmma_desc(b0, (uint32_t)(16 * KT) * ROTQ_TMA_ROW_BYTES, 1024u, 1);
-#pragma unroll
-        for (int kt = 0; kt < KT; kt++) {
-            const uint64_t da = da0 + (uint64_t)((256u >> 4) * kt);
-            const uint64_t db = db0 + (uint64_t)((16u * ROTQ_TMA_ROW_BYTES >> 4) * kt);
-            if (kt == 0)
-                ptx_wgmma_m64n64k16_ss<F16, 0>(v[q], da, db);
-            else
-                ptx_wgmma_m64n64k16_ss<F16, 1>(v[q], da, db);
-        }
+        rotq_wgmma_k_chain<KT, F16>(v[q], da0, ptx_wgmma_desc(b0, (uint32_t)(16 * KT) * ROTQ_TMA_ROW_BYTES, 1024u, 1));
     }
     ptx_wgmma_commit();
 }

@@ -361,9 +361,6 @@ __device__ __forceinline__ uint32_t ptx_cvt_e4m3x2(float a, float b) {
 }
 #endif
 
-// The lane index, read afresh each time: values derived from it are then
-// recomputed where used rather than hoisted out of a loop and kept live
-// (register pressure in the persistent kernels).
 // x, through a volatile move: the compiler cannot hoist what is computed from
 // it out of a loop (where it would hold the results in registers throughout).
 __device__ __forceinline__ uint32_t ptx_opaque_u32(uint32_t x) {
@@ -371,6 +368,9 @@ __device__ __forceinline__ uint32_t ptx_opaque_u32(uint32_t x) {
     asm volatile("mov.b32 %0, %1;" : "=r"(r) : "r"(x));
     return r;
 }
+// The lane index, read afresh each time: values derived from it are then
+// recomputed where used rather than hoisted out of a loop and kept live
+// (register pressure in the persistent kernels).
 __device__ __forceinline__ unsigned ptx_lane_id(void) {
     unsigned r;
     asm volatile("mov.u32 %0, %%laneid;" : "=r"(r));
