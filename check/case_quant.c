@@ -760,6 +760,23 @@ void ck_op_quantize(ck_ctx *c) {
             q.rscale = rscales[(si + 1) % 3];
             run_case(c, q);
         }
+        /* The fragment kernel's quantize build (CUDA: K <= 64 at 2^8 .. 2^10, 16-bit
+           input) folds rotation scales up to 1 into its multipliers and scales the
+           values for larger ones: every kind and int4 group size with the scale
+           classes, at 12 * 256, 28 * 512 and 20 * 1024. */
+        static const int32_t fk[3][2] = {{12, 256}, {28, 512}, {20, 1024}};
+        for (int k = 0; k < ROTQ_QUANT_KIND_COUNT; k++)
+            for (int gi = 0; gi < 3; gi++) {
+                rotq_quant_kind kind = (rotq_quant_kind)k;
+                if (kind != ROTQ_QUANT_INT4_GROUP && gi > 0) continue;
+                for (int i = 0; i < 3; i++) {
+                    const int32_t n = fk[i][0] * fk[i][1];
+                    q = rotated(base(kind, groups[gi], i & 1 ? ROTQ_DTYPE_BF16 : ROTQ_DTYPE_F16, 5 + 2 * i, n), n,
+                                fk[i][0], 0, (k + i) & 1);
+                    q.rscale = rscales[(k + gi + i) % 3];
+                    run_case(c, q);
+                }
+            }
         q = rotated(base(ROTQ_QUANT_FP8_ROW, 0, ROTQ_DTYPE_F32, 2, 65536 - 4096), 61440, 60, 0, 1);
         run_case(c, q);
         q = rotated(base(ROTQ_QUANT_INT8_ROW, 0, ROTQ_DTYPE_BF16, 20001, 64), 64, ROTQ_HADAMARD_FACTOR_AUTO, 0, 1);

@@ -220,18 +220,23 @@ __device__ __forceinline__ void rotq_frag_load_w(const float *W, unsigned row, u
 }
 
 // B's butterflies (column bits 1, 2, 6, 7 in registers, 8.. between lanes)
-// and the scale sc.
-template <int L>
+// and, SCALED, the scale sc (the fused quantize build folds it into its
+// multipliers instead: rotq_frag_quant_b).
+template <int L, bool SCALED>
 __device__ __forceinline__ void rotq_frag_butterflies_b(float v[32], float sc) {
     typedef rotq_frag_plan<L> plan;
-    // The scale in the first level: (x + y) s, (x - y) s as fma(x, s, +-RN(y s)),
-    // three instructions a pair where a separate multiply took four.
+    if (SCALED) {
+        // The scale in the first level: (x + y) s, (x - y) s as fma(x, s, +-RN(y s)),
+        // three instructions a pair where a separate multiply took four.
 #pragma unroll
-    for (int r = 0; r < 32; r++) {
-        if (r & 2) continue;
-        const float x = v[r], ys = v[r | 2] * sc;
-        v[r] = fmaf(x, sc, ys);
-        v[r | 2] = fmaf(x, sc, -ys);
+        for (int r = 0; r < 32; r++) {
+            if (r & 2) continue;
+            const float x = v[r], ys = v[r | 2] * sc;
+            v[r] = fmaf(x, sc, ys);
+            v[r | 2] = fmaf(x, sc, -ys);
+        }
+    } else {
+        rotq_butterfly<1>(v);
     }
     rotq_butterfly<2>(v);
     rotq_butterfly<3>(v);
@@ -266,7 +271,8 @@ __device__ __forceinline__ void rotq_frag_store(const rotq_had_args &a, int64_t 
 // Waits for phase `parity` of an mbarrier (every lane that reads what it guards).
 __device__ __forceinline__ void rotq_frag_wait(const uint64_t *mbar, unsigned parity) {
     // (try_wait with a suspend-time hint, sleeping instead of spinning, measured
-    // the same or 1-3% slower in a same-run A/B on the H100.)
+    // the same or 1-3% slower in a same-run A/B on the H100; on the B tasks' waits
+    // of the fused int8 / fp8 build, which spin the most, the same.)
     rotq_tma_wait(ptx_smem_addr(mbar), parity);
 }
 
@@ -322,20 +328,24 @@ __device__ __forceinline__ void rotq_frag_sign_block(const rotq_had_args &a, int
 // launcher's warps >= B tasks ensure); the tile's B task 0 writes the scale
 // and the row sum once every task has read the absmax and added its sum (rsd),
 // then clears both for tile i + 2, before its tile_done arrival.
+// The values are unscaled (z) and the rotation scale fs > 0 is folded in: the
+// absmax of the scaled values RN(fs z) is RN(fs absmax(z)) (rounding is
+// monotonic), and the codes take RN(z RN(fs inv)); fs = 1 where v is scaled.
 template <int L>
 __device__ __forceinline__ void rotq_frag_quant_b(const rotq_q_args &qa, rotq_frag_ctl *ctl, int64_t tile,
-                                                  unsigned it, int r, unsigned row, unsigned jl, const float v[32]) {
+                                                  unsigned it, int r, unsigned row, unsigned jl, const float v[32],
+                                                  float fs) {
     const int64_t col0 = ((int64_t)row << L) + jl; // the lane's first column in the quantize row
     uint8_t *q = (uint8_t *)qa.q + tile * qa.q_stride;
     const uint32_t done = ptx_smem_addr(&ctl->tile_done[it & 3u]);
     uint32_t sum = 0;
     if (qa.kind == ROTQ_QUANT_INT4_GROUP) {
-        rotq_fq_int4(v, qa.group_shift, q, qa.scales + tile * qa.groups_per_row, col0);
+        rotq_fq_int4(v, fs, qa.group_shift, q, qa.scales + tile * qa.groups_per_row, col0);
         ptx_mbarrier_arrive(done);
         return;
     }
     if (qa.kind == ROTQ_QUANT_FP8_TENSOR) {
-        rotq_fq_codes<true>(v, qa.static_inv, q + col0, &sum);
+        rotq_fq_codes<true>(v, fs * qa.static_inv, q + col0, &sum);
         ptx_mbarrier_arrive(done);
         return;
     }
@@ -344,10 +354,10 @@ __device__ __forceinline__ void rotq_frag_quant_b(const rotq_q_args &qa, rotq_fr
     if (lane == 0) atomicMax(&ctl->am[p], __float_as_uint(m)); // finite, >= 0: ordered as its bits
     ptx_mbarrier_arrive(ptx_smem_addr(&ctl->amx[p]));
     rotq_frag_wait(&ctl->amx[p], par);
-    const float am = __uint_as_float(*(volatile uint32_t *)&ctl->am[p]);
+    const float am = fs * __uint_as_float(*(volatile uint32_t *)&ctl->am[p]);
     const bool fp8 = qa.kind == ROTQ_QUANT_FP8_ROW;
     const float qmax = fp8 ? ROTQ_FP8_E4M3_MAX : ROTQ_I8_QMAX;
-    const float inv = rotq_quant_inv(am, qmax);
+    const float inv = fs * rotq_quant_inv(am, qmax);
     if (fp8) {
         rotq_fq_codes<true>(v, inv, q + col0, &sum);
     } else {
@@ -505,10 +515,19 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
             float v[32];
             rotq_frag_load_w<L>(W, row, jl, v);
             ptx_mbarrier_arrive(ptx_smem_addr(&ctl->empty[it & 1u][mt])); // release: after the loads
-            rotq_frag_butterflies_b<L>(v, a.scale);
             if constexpr (QUANT) {
-                rotq_frag_quant_b<L>(qa, ctl, tile, it, r, row, jl, v);
+                // Scales up to 1 fold into the multipliers; a larger one could
+                // overflow RN(s z) where z is finite, so those values are scaled.
+                rotq_frag_butterflies_b<L, false>(v, 1.0f);
+                float fs = a.scale;
+                if (fs > 1.0f) {
+#pragma unroll
+                    for (int i = 0; i < 32; i++) v[i] *= fs;
+                    fs = 1.0f;
+                }
+                rotq_frag_quant_b<L>(qa, ctl, tile, it, r, row, jl, v, fs);
             } else {
+                rotq_frag_butterflies_b<L, true>(v, a.scale);
                 ptx_mbarrier_arrive(ptx_smem_addr(&ctl->tile_done[it & 3u]));
                 rotq_frag_store<L>(a, tile, row, jl, v);
             }

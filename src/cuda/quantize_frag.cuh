@@ -36,50 +36,78 @@ __device__ __forceinline__ float rotq_fq_group_max(float m, int lpu) {
 // 0 .. GS - 1, i.e. the lane's 8 consecutive values, lane bits 0 .. GS - 4
 // and, for 128, register bit 3 (grp pairs). Codes (nibbles, 4 bytes per 8
 // values) at q + (col0 + 64 grp) / 2; the group's scale at scales[(col0 + 64
-// grp) >> GS] by its first lane. col0: the lane's first column in the row.
-// The lane reductions and divisions run once per group (G = 128: per grp pair).
+// grp) >> GS]. col0: the lane's first column in the row. The values are
+// unscaled and fs (> 0, <= 1) is the rotation scale, folded in as in
+// rotq_frag_quant_b. The lane reductions run once per group, and the
+// divisions once per lane (two at G = 32): the lpu lanes of a group hold the
+// same absmaxes, so lane j of them divides for inv (j even) or the scale (j
+// odd) of group j / 2, and the others take inv by a shuffle.
 template <int GS>
-__device__ __forceinline__ void rotq_fq_int4_g(const float v[32], uint8_t *q, float *scales, int64_t col0) {
+__device__ __forceinline__ void rotq_fq_int4_g(const float v[32], float fs, uint8_t *q, float *scales,
+                                               int64_t col0) {
     constexpr int lpu = 1 << (GS - 3 < 3 ? GS - 3 : 3); // lanes per group along column bits 3..5
     constexpr int step = GS == 7 ? 2 : 1;               // G = 128: a group spans grp 2p, 2p + 1
-    float gm[4];
+    constexpr int NG = 4 / step;                        // groups a lane holds
+    constexpr int ND = 2 * NG;                          // divisions of the lpu lanes: inv, scale a group
+    constexpr int DPL = ND > lpu ? ND / lpu : 1;        // divisions a lane
+    float gm[NG];
 #pragma unroll
-    for (int grp = 0; grp < 4; grp += step) {
-        gm[grp] = rotq_qt_maxabs_nan<8, 2>(v + 8 * grp);
-        if (step == 2) gm[grp] = ptx_max_nan_f32(gm[grp], rotq_qt_maxabs_nan<8, 2>(v + 8 * grp + 8));
-        gm[grp] = rotq_fq_group_max<true>(gm[grp], lpu);
+    for (int g = 0; g < NG; g++) {
+        const int grp = g * step;
+        gm[g] = rotq_qt_maxabs_nan<8, 2>(v + 8 * grp);
+        if (step == 2) gm[g] = ptx_max_nan_f32(gm[g], rotq_qt_maxabs_nan<8, 2>(v + 8 * grp + 8));
+        gm[g] = rotq_fq_group_max<true>(gm[g], lpu);
     }
     float all = gm[0]; // NaN-propagating: NaN < INFINITY is false
 #pragma unroll
-    for (int grp = step; grp < 4; grp += step) all = ptx_max_nan_f32(all, gm[grp]);
+    for (int g = 1; g < NG; g++) all = ptx_max_nan_f32(all, gm[g]);
     const bool finite = __all_sync(0xffffffffu, all < INFINITY);
     if (!finite) { // NaN / Inf somewhere in the warp: formats.h's finite-only absmax
 #pragma unroll
-        for (int grp = 0; grp < 4; grp += step) {
+        for (int g = 0; g < NG; g++) {
             float m = 0.0f;
 #pragma unroll
-            for (int c = 0; c < 8 * step; c++) m = rotq_qt_absmax(m, v[8 * grp + c]);
-            gm[grp] = rotq_fq_group_max<false>(m, lpu);
+            for (int c = 0; c < 8 * step; c++) m = rotq_qt_absmax(m, v[8 * g * step + c]);
+            gm[g] = rotq_fq_group_max<false>(m, lpu);
         }
     }
-    const bool first = (ptx_lane_id() & (unsigned)(lpu - 1)) == 0u;
 #pragma unroll
-    for (int grp = 0; grp < 4; grp += step) {
-        const float inv = rotq_quant_inv(gm[grp], ROTQ_I4_QMAX);
+    for (int g = 0; g < NG; g++) gm[g] *= fs; // the scaled values' absmax
+    const unsigned lane = ptx_lane_id(), j = lane & (unsigned)(lpu - 1), base = lane - j;
+    float d[DPL];
+#pragma unroll
+    for (int k = 0; k < DPL; k++) {
+        const unsigned di = (j + (unsigned)(lpu * k)) & (unsigned)(ND - 1), gi = di >> 1;
+        float m = gm[0];
+#pragma unroll
+        for (int g = 1; g < NG; g++) m = gi == (unsigned)g ? gm[g] : m;
+        const bool sl = di & 1u;
+        d[k] = (sl ? m : ROTQ_I4_QMAX) / (sl ? ROTQ_I4_QMAX : m);
+    }
+#pragma unroll
+    for (int g = 0; g < NG; g++) {
+        const int grp = g * step;
+        // inv and scale as rotq_quant_inv / rotq_quant_scale: inv is 0 exactly
+        // when the group flushes.
+        const float di = __shfl_sync(0xffffffffu, d[(2 * g) / lpu], base + (unsigned)((2 * g) & (lpu - 1)));
+        const float inv = gm[g] > 0.0f && di < INFINITY ? di : 0.0f;
+        const float icode = fs * inv;
 #pragma unroll
         for (int h = 0; h < step; h++) {
             const float *x = v + 8 * (grp + h);
-            const uint32_t w = finite ? rotq_qt_i4x8<false>(x, inv) : rotq_qt_i4x8<true>(x, inv);
+            const uint32_t w = finite ? rotq_qt_i4x8<false>(x, icode) : rotq_qt_i4x8<true>(x, icode);
             *(uint32_t *)(q + ((col0 + 64 * (grp + h)) >> 1)) = w;
         }
-        if (first) scales[(col0 + 64 * grp) >> GS] = rotq_quant_scale(gm[grp], ROTQ_I4_QMAX);
+        if (j == (unsigned)((2 * g + 1) & (lpu - 1)))
+            scales[(col0 + 64 * grp) >> GS] = inv == 0.0f ? 0.0f : d[(2 * g + 1) / lpu];
     }
 }
-__device__ __forceinline__ void rotq_fq_int4(const float v[32], int gs, uint8_t *q, float *scales, int64_t col0) {
+__device__ __forceinline__ void rotq_fq_int4(const float v[32], float fs, int gs, uint8_t *q, float *scales,
+                                             int64_t col0) {
     if (gs == 5)
-        rotq_fq_int4_g<5>(v, q, scales, col0);
+        rotq_fq_int4_g<5>(v, fs, q, scales, col0);
     else if (gs == 6)
-        rotq_fq_int4_g<6>(v, q, scales, col0);
+        rotq_fq_int4_g<6>(v, fs, q, scales, col0);
     else
-        rotq_fq_int4_g<7>(v, q, scales, col0);
+        rotq_fq_int4_g<7>(v, fs, q, scales, col0);
 }
