@@ -11,6 +11,8 @@
 #   AB_FILTERS="a;b"        `rotq bench --filter` strings (each its own bench call)
 #   AB_REPS=3               repetitions of each (base, new) pair
 #   AB_CHECK="--full"       arguments of the op suite run (empty string: skip it)
+#   AB_CHECK_TIMEOUT=300    seconds the op suite may take (exit 124 past it); each
+#                           bench call gets 60
 #   AB_VAR_FLAGS=""         when set, a third build "var": the working tree with
 #                           these CMAKE_CUDA_FLAGS (e.g. "-DROTQ_SOME_SWITCH=1")
 #   AB_CHECK_ON=new         the build the op suite (and racecheck) runs on: new or var
@@ -71,7 +73,7 @@ grep -h "spill" "$OUT/build-new.log" | sort -u >"$OUT/spills-new.txt"
 
 CHECK_ON=${AB_CHECK_ON:-new}
 if [ -n "$CHECK" ]; then
-    "build-ab/$CHECK_ON/tools/rotq" check --backend cuda $CHECK >"$OUT/check.txt" 2>&1
+    timeout "${AB_CHECK_TIMEOUT:-300}" "build-ab/$CHECK_ON/tools/rotq" check --backend cuda $CHECK >"$OUT/check.txt" 2>&1
     echo "op suite ($CHECK_ON, $CHECK): exit $? -- $(tail -n 1 "$OUT/check.txt") ($((SECONDS - t0)) s)"
     grep -m 20 "^FAIL" "$OUT/check.txt"
 fi
@@ -89,7 +91,7 @@ for f in "${list[@]}"; do
     for r in $(seq 1 "$REPS"); do
         for v in $VARIANTS; do
             echo "### $v rep $r filter '$f'" >>"$OUT/bench.txt"
-            "build-ab/$v/tools/rotq" bench --backend cuda --filter "$f" >>"$OUT/bench.txt" 2>&1
+            timeout 60 "build-ab/$v/tools/rotq" bench --backend cuda --filter "$f" >>"$OUT/bench.txt" 2>&1
         done
     done
 done

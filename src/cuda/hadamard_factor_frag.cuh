@@ -363,8 +363,7 @@ __device__ __forceinline__ void rotq_frag_quant_b(const rotq_q_args &qa, rotq_fr
     } else {
         rotq_fq_codes<false>(v, inv, q + col0, &sum);
         if (qa.row_sums) {
-#pragma unroll
-            for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+            sum = rotq_warp_sum_u32(sum);
             if (lane == 0) atomicAdd(&ctl->rs[p], sum); // wrapping, as the CPU's uint32 sum
         }
     }

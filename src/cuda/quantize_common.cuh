@@ -138,6 +138,14 @@ __device__ __forceinline__ float rotq_qt_maxabs_nan(const float *v) {
     return t[0];
 }
 
+// Warp reductions by one redux.sync (sm_80+) where five shuffle levels took
+// ten dependent instructions: the max of finite values >= 0 (ordered as their
+// bits) and the wrapping uint32 sum, in every lane.
+__device__ __forceinline__ float rotq_warp_max_nonneg(float x) {
+    return __uint_as_float(__reduce_max_sync(0xffffffffu, __float_as_uint(x)));
+}
+__device__ __forceinline__ uint32_t rotq_warp_sum_u32(uint32_t x) { return __reduce_add_sync(0xffffffffu, x); }
+
 // The finite-only absmax (formats.h) of the warp's 32 values a lane, in every
 // lane: a NaN-propagating max first (one instruction a value), the finite-only
 // one only where that is not finite.
@@ -148,9 +156,7 @@ __device__ __forceinline__ float rotq_qt_warp_absmax(const float v[32]) {
 #pragma unroll
         for (int r = 0; r < 32; r++) m = rotq_qt_absmax(m, v[r]);
     }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-    return m;
+    return rotq_warp_max_nonneg(m); // no NaN or Inf left: finite, >= 0
 }
 
 // ---- 8-element chunks ------------------------------------------------------
@@ -225,8 +231,11 @@ __device__ __forceinline__ void rotq_q_store8(uint8_t *qrow, int64_t j, int64_t 
 // these, with the same ts. red: 32 words of shared scratch (block teams only).
 
 __device__ __forceinline__ float rotq_q_team_max(float x, unsigned ts, uint32_t *red) {
-    const unsigned width = ts < 32 ? ts : 32;
-    for (unsigned o = width / 2; o > 0; o >>= 1) x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, o));
+    if (ts >= 32) {
+        x = rotq_warp_max_nonneg(x); // a finite-only absmax: finite, >= 0
+    } else {
+        for (unsigned o = ts / 2; o > 0; o >>= 1) x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, o));
+    }
     if (ts <= 32) return x;
     if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = __float_as_uint(x);
     __syncthreads();
@@ -238,8 +247,11 @@ __device__ __forceinline__ float rotq_q_team_max(float x, unsigned ts, uint32_t 
 
 // Wrapping int32 sum (as the CPU backend's uint32 accumulation).
 __device__ __forceinline__ uint32_t rotq_q_team_sum(uint32_t x, unsigned ts, uint32_t *red) {
-    const unsigned width = ts < 32 ? ts : 32;
-    for (unsigned o = width / 2; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
+    if (ts >= 32) {
+        x = rotq_warp_sum_u32(x);
+    } else {
+        for (unsigned o = ts / 2; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
+    }
     if (ts <= 32) return x;
     if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = x;
     __syncthreads();

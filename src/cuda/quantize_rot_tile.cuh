@@ -60,16 +60,21 @@ __device__ __forceinline__ T rotq_qt_reduce_scatter(T m[NR], unsigned lane, OP o
         }
     }
     T x = m[0];
+    if (NR == 1) return op.warp(x); // the whole warp: one redux
 #pragma unroll
     for (int o = 16 / NR; o > 0; o >>= 1) x = op(x, __shfl_xor_sync(0xffffffffu, x, o));
     return x;
 }
 
+// The reductions' operators; warp(x): over the whole warp at once. The max is
+// taken of finite-only absmaxes (finite, >= 0).
 struct rotq_qt_max_op {
     __device__ __forceinline__ float operator()(float a, float b) const { return fmaxf(a, b); }
+    __device__ __forceinline__ float warp(float x) const { return rotq_warp_max_nonneg(x); }
 };
 struct rotq_qt_add_op {
     __device__ __forceinline__ uint32_t operator()(uint32_t a, uint32_t b) const { return a + b; }
+    __device__ __forceinline__ uint32_t warp(uint32_t x) const { return rotq_warp_sum_u32(x); }
 };
 
 // Reduction of x over the WPR warps of a row (WPR > 1) through red; every
