@@ -385,13 +385,20 @@ __device__ __forceinline__ void rotq_qt_i4_pair_epilogue(const rotq_q_args &qa, 
         am = rotq_qt_group_scatter_max<H, LB, false>(m, lane);
     }
     if (mode != ROTQ_QT_SCALE_LARGE) am = __fmul_rn(am, fabsf(s));
-    const float inv = rotq_quant_inv(am, ROTQ_I4_QMAX);
-    // the lowest lane of each (group, h) slot stores its scale
+    // The multiplier comes from the lowest lane of each (group, h) slot. With
+    // two or more lanes a slot, its lane 1 divides for the scale instead of inv
+    // and stores it (one division a lane); else the lowest lane does both.
+    constexpr bool SPLIT = LB > K;
+    constexpr unsigned SW = SPLIT ? 1u : 0u; // the slot lane that stores the scale
+    float inv;
+    const float d = SPLIT ? rotq_qt_inv_or_scale(am, ROTQ_I4_QMAX, (lane & ((1u << (LB - K)) - 1u)) == 1u, &inv)
+                          : (inv = rotq_quant_inv(am, ROTQ_I4_QMAX));
     const unsigned srow = sub; // one row per subtile
-    if ((lane & ((1u << (LB - K)) - 1u)) == 0 && srow < rv) {
+    if ((lane & ((1u << (LB - K)) - 1u)) == SW && srow < rv) {
         const unsigned h = (lane >> (LB - K)) & (H - 1u);
         const unsigned col = pp::dep2(tid) + (h << 9);
-        qa.scales[(row0 + srow) * qa.groups_per_row + (col >> (LB + pp::P))] = rotq_quant_scale(am, ROTQ_I4_QMAX);
+        qa.scales[(row0 + srow) * qa.groups_per_row + (col >> (LB + pp::P))] =
+            SPLIT ? d : rotq_quant_scale(am, ROTQ_I4_QMAX);
     }
     const float mul = rotq_qt_multiplier(v, s, inv, mode);
     if (srow >= rv) return; // after the warp-wide shuffles
@@ -498,8 +505,10 @@ __device__ __forceinline__ void rotq_qt_quad_epilogue(const rotq_q_args &qa, flo
         }
         float am = rotq_qt_quad_reduce(m0, m1, lane, rotq_qt_max_op());
         if (mode != ROTQ_QT_SCALE_LARGE) am = __fmul_rn(am, fabsf(s));
-        inv_l = rotq_quant_inv(am, K::QMAX);
-        if ((lane & 3u) == 0 && lr < rv) qa.scales[row0 + lr] = rotq_quant_scale(am, K::QMAX);
+        // One division a lane: lanes 4k divide for inv (the multiplier comes from
+        // them), lanes 4k + 1 for the scale, which they store.
+        const float d = rotq_qt_inv_or_scale(am, K::QMAX, (lane & 3u) == 1u, &inv_l);
+        if ((lane & 3u) == 1u && lr < rv) qa.scales[row0 + lr] = d;
     }
     const float mul = rotq_qt_multiplier(v, s, inv_l, mode);
     float f[2];
