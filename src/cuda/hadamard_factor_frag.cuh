@@ -34,13 +34,17 @@
 // Dataflow. The warps take tasks in one order (tile by tile: A, then B) from a
 // shared counter, and each task waits only for what it reads, on mbarriers:
 // A(i, mt) for its stage and, before its W stores, for B(i - 1) of the rows of
-// m tile mt ("empty"); B(i) for A(i) of its m tile ("full"). A task waits only
-// for earlier tasks, so the order cannot deadlock; tiles overlap (B of one
-// tile, A of the next, the stage loads), and no block barrier holds every
-// warp for the slowest one. The input arrives by TMA (the general kernel's box,
-// rotq_tma_map_factor) in slices of a half, a quarter or an eighth of a row (2^ls
-// columns of every K row), into a ring of S slots (half a tile to 4 tiles
+// m tile mt ("empty"); B(i) for A(i) of its m tile ("full"). Tiles overlap (B
+// of one tile, A of the next, the stage loads), and no block barrier holds
+// every warp for the slowest one. The input arrives by TMA (the general kernel's
+// box, rotq_tma_map_factor) in slices of a half, a quarter or an eighth of a row
+// (2^ls columns of every K row), into a ring of S slots (half a tile to 4 tiles
 // ahead, as shared memory allows); the A task that reads a slot last refills it.
+// Progress relies on free warps taking the tasks in order: where the ring holds
+// less than a tile, an A task's slot is refilled by a later task (the last m
+// tile's reader of the slice S uses back), so a warp must never hold a task it
+// has not started (perf-notes, f14: taking the next task ahead deadlocked), and
+// per-row int8 / fp8 B tasks also wait for one another (the row absmax).
 // full, empty and the slots' mbarriers alternate by tile / use parity, and no
 // task of tile i starts before every task of tile i - 2 is done (tile_done), so
 // each wait finds its mbarrier in the phase it means.
