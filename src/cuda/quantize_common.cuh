@@ -147,10 +147,10 @@ __device__ __forceinline__ float rotq_warp_max_nonneg(float x) {
 __device__ __forceinline__ uint32_t rotq_warp_sum_u32(uint32_t x) { return __reduce_add_sync(0xffffffffu, x); }
 
 // rotq_quant_inv and rotq_quant_scale split over lane pairs (lane, lane ^ 1),
-// one division a lane: the lane with sl set divides for the scale and returns
-// it, the other one for inv (returned too); both get inv in *inv, the sl lane
-// by a shuffle. Every lane of the warp calls this, a pair with the same absmax
-// and one sl lane.
+// one division a lane: a lane with sl set divides for the scale and returns
+// it, taking inv (*inv) from lane ^ 1 by a shuffle; a lane without divides for
+// inv and returns it (and in *inv). Every lane of the warp calls this; the
+// partner of an sl lane has sl clear and the same absmax.
 __device__ __forceinline__ float rotq_qt_inv_or_scale(float am, float qmax, bool sl, float *inv) {
     const float d = (sl ? am : qmax) / (sl ? qmax : am);
     const float i = am > 0.0f && d < INFINITY ? d : 0.0f; // inv: 0 exactly where the row flushes
