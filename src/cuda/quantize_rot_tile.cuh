@@ -60,10 +60,13 @@ __device__ __forceinline__ T rotq_qt_reduce_scatter(T m[NR], unsigned lane, OP o
         }
     }
     T x = m[0];
-    if (NR == 1) return op.warp(x); // the whole warp: one redux
+    if constexpr (NR == 1) {
+        return op.warp(x); // the whole warp: one redux
+    } else {
 #pragma unroll
-    for (int o = 16 / NR; o > 0; o >>= 1) x = op(x, __shfl_xor_sync(0xffffffffu, x, o));
-    return x;
+        for (int o = 16 / NR; o > 0; o >>= 1) x = op(x, __shfl_xor_sync(0xffffffffu, x, o));
+        return x;
+    }
 }
 
 // The reductions' operators; warp(x): over the whole warp at once. The max is
