@@ -753,6 +753,7 @@ __device__ __forceinline__ void rotq_build_factor_wgmma_a(const rotq_had_factor 
 // fill). The fp32 results go to W as rotq_factor_mma_store's do. Against
 // mma.sync: no fragment loads or B registers, one instruction per 64 x 64 x 16
 // (172 * 64 issued two mma.sync and an A load per 16 x 16 x 16).
+//
 // The KT wgmmas of one m64 x 64 K step into d (the first sets it), from the
 // descriptors of k tile 0: k tile kt is 256 bytes on in A, 2048 in B. The
 // descriptors' address field is the address >> 4 in bits 0..13, and shared
@@ -772,6 +773,8 @@ __device__ __forceinline__ void rotq_wgmma_k_chain(float (&d)[32], uint64_t da0,
     }
 }
 
+// One task's K step: m64 tile M of H_K times 64-column block q of the stage
+// stg into d, fenced and committed (the caller waits).
 template <int KT, bool F16>
 __device__ __forceinline__ void rotq_factor_wgmma_issue(const rotq_had_factor &f, const uint32_t *A,
                                                         const char *stg, int M, int q, float (&d)[32]) {

@@ -600,13 +600,10 @@ static rotq_status rotq_launch_frag(const rotq_had_args &a, const rotq_had_facto
     // rotq_frag_div is exact for task numbers t with t * tpt < 2^32.
     if ((double)(a.groups / grid + 2) * tpt * tpt >= 4294967296.0) return ROTQ_ERR_NOT_SUPPORTED;
     CUtensorMap xmap;
-    memset(&xmap, 0, sizeof xmap);
-    if (!rotq_tma_map_factor(&xmap, a.x, f.k, f.k, L, ls, a.groups, gstride, 1)) return ROTQ_ERR_NOT_SUPPORTED;
+    rotq_had_args t;
+    if (!rotq_factor_tma_only_args(a, f, L, gstride, &xmap, &t)) return ROTQ_ERR_NOT_SUPPORTED;
     if (dry) return ROTQ_OK;
-    rotq_had_args t = a;
     const int os = a.out_dtype == ROTQ_DTYPE_F32 ? 4 : 2;
-    t.tma = 1;
-    t.tma_out = 0;
     t.vec_out = ((uintptr_t)a.y & 15u) == 0 && (a.y_stride * os) % 16 == 0 && ((int64_t)a.n * os) % 16 == 0;
     rotq_q_args q;
     if (QUANT)

@@ -327,13 +327,10 @@ static rotq_status rotq_launch_wg_build(const rotq_had_args &a, const rotq_had_f
     const rotq_status st = rotq_persistent_grid(kernel, 128 * NWG, smem, regs, dev, (a.groups + NG - 1) / NG, &grid);
     if (st != ROTQ_OK) return st;
     CUtensorMap xmap;
-    memset(&xmap, 0, sizeof xmap);
-    if (!rotq_tma_map_factor(&xmap, a.x, f.k, f.krows, L, L, a.groups, gstride, 1)) return ROTQ_ERR_NOT_SUPPORTED;
+    rotq_had_args t;
+    if (!rotq_factor_tma_only_args(a, f, L, gstride, &xmap, &t)) return ROTQ_ERR_NOT_SUPPORTED;
     if (dry) return ROTQ_OK;
-    rotq_had_args t = a;
     const int os = a.out_dtype == ROTQ_DTYPE_F32 ? 4 : 2;
-    t.tma = 1;
-    t.tma_out = 0;
     // 2: 16-bit rows of y 16-byte aligned (the staged 16-byte stores); 1: pairs
     // of adjacent outputs as one store (y and its row stride 2-element aligned).
     t.vec_out = ((uintptr_t)a.y % (uintptr_t)(2 * os)) == 0 && a.y_stride % 2 == 0;

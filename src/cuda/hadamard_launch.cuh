@@ -173,6 +173,21 @@ static inline int64_t rotq_factor_tma_input(const rotq_had_args &a) {
     return a.x_stride == (int64_t)a.n * a.blocks_per_row ? (int64_t)a.n : -1;
 }
 
+// Host: the input map and launch arguments of the sm_90 kernels that always
+// read by TMA (the fragment and warpgroup kernels): row blocks of f.krows lines
+// in slices of 2^f.slice_log columns (rotq_tma_map_factor), and a with TMA input
+// and no TMA output (each kernel sets vec_out for its own stores). False: TMA
+// cannot map the input.
+static inline bool rotq_factor_tma_only_args(const rotq_had_args &a, const rotq_had_factor &f, int L,
+                                             int64_t gstride, CUtensorMap *xmap, rotq_had_args *t) {
+    memset(xmap, 0, sizeof *xmap);
+    if (!rotq_tma_map_factor(xmap, a.x, f.k, f.krows, L, f.slice_log, a.groups, gstride, 1)) return false;
+    *t = a;
+    t->tma = 1;
+    t->tma_out = 0;
+    return true;
+}
+
 // Host: TMA for the factor kernel on sm_90. Stage loads (a.tma, xmap) for 16-bit
 // inputs whose row blocks sit at a fixed stride, stages at least
 // 64 columns wide, and 1.5 tiles per block or more (as the power-of-two kernel:
