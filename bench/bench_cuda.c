@@ -329,6 +329,16 @@ static void hadamard_groups(cuda_state *s) {
     }
     rotq__bench_group_end(b);
 
+    /* The factor sizes at 2^20 and 2^23 elements (73 and 585 rows of 14336): a few
+       tiles per SM or fewer, where the last round's tiles are shared by several blocks. */
+    if (!quick) {
+        rotq__bench_group_begin(b, "hadamard-factor-mid", "K*2^m at 2^20 and 2^23 elements, f16, vs device copy");
+        for (int e = 20; e <= 23; e += 3)
+            for (int i = 0; i < 7; i++)
+                hadamard_row(s, ROTQ_DTYPE_F16, factors[i][0], factors[i][0] * factors[i][1], E(e), 0, 0, 0.0);
+        rotq__bench_group_end(b);
+    }
+
     /* The factor rows with a sign vector (QuIP#-style randomized transforms), f16. */
     rotq__bench_group_begin(b, "hadamard-signs", "K*2^m with a random sign vector, 2^25 elements, vs device copy");
     for (int i = 0; i < 7; i++) {

@@ -610,6 +610,24 @@ void ck_op_hadamard(ck_ctx *c) {
             emit_factor_variant(c, n, k, v, !full && nr > 141 ? 141 : nr, v % 3 == 1, 0);
         }
 
+    /* The fragment kernel's parts (rotq_frag_parts: 2^10, K >= 20, out of place, a
+       call of at most half a round: 66 row blocks on 132 one-block SMs): every K,
+       from one row block (the most parts, 8 rows each) to 66 (two parts) and 67
+       (whole tiles), signs, H_K^T, every output dtype, element stores. */
+    static const int32_t part_k[5] = {20, 28, 36, 40, 44};
+    static const int64_t part_rows[6] = {1, 2, 13, 33, 66, 67};
+    for (int i = 0; i < 5; i++)
+        for (int j = 0; j < 6; j++) {
+            const int v = 6 * i + j;
+            if (!full && v % 5 != 0) continue;
+            had_case h = base_case(part_k[i] << 10, part_k[i], v & 1 ? BF16 : F16, k_float[v % 3], part_rows[j]);
+            h.signs = v % 3 != 1;
+            h.flags = v % 4 == 2 ? ROTQ_HADAMARD_TRANSPOSE_FACTOR : 0;
+            if (v % 7 == 5) h.ys += 3;
+            if (v % 9 == 4) h.cols = h.xs = h.ys = 2 * (int64_t)h.size; /* block-diagonal: rows of two blocks */
+            emit(c, h);
+        }
+
     /* The warpgroup kernel (hadamard_factor_wg.cuh; sm_90a: K > 64 at 2^6 and 2^7,
        16-bit input by TMA): every K > 64 at both widths (K > 128 at 2^7: the general
        kernel), pair stores too (rows not 16-byte aligned), and row counts from 1 to

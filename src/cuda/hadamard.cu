@@ -75,6 +75,8 @@ rotq_status rotq_factor_init(const rotq__hadamard_plan *plan, int in_dtype, rotq
     fl->wgmma = 0; // the launcher decides (rotq_launch_factor)
     fl->krows = plan->k;
     fl->half_rows = 0; // the launcher decides (rotq_factor_half_rows)
+    fl->parts = 1;     // the fragment kernel's launcher decides (rotq_launch_frag)
+    fl->part_rows = plan->k;
     memcpy(fl->bits, bits, sizeof(uint32_t) * plan->k * words);
     // G row blocks per tile: about 8192 elements, and G * 2^L a multiple of the
     // K step's column width (16 for 16-bit inputs, 8 for fp32).

@@ -42,6 +42,8 @@ typedef struct rotq_had_factor {
     int32_t wgmma;             // 1: the K step of TMA stages runs on wgmma (sm_90a, large-K builds)
     int32_t krows;             // rows of a TMA stage per 64-column block: K, or 16 kt with wgmma
     int32_t half_rows;         // 2^9 rows of a tile's last round done one per warp (rotq_factor_half_row9)
+    int32_t parts;             // fragment kernel: blocks sharing a tile, each its own output rows (1: whole tiles)
+    int32_t part_rows;         // fragment kernel: output rows of H_K a part computes (K when parts = 1)
     uint32_t bits[ROTQ_FACTOR_MAX_WORDS];
 } rotq_had_factor;
 
@@ -119,11 +121,15 @@ __device__ __forceinline__ uint32_t rotq_factor_entry16(const rotq_had_factor &f
 // w takes tiles w, w + warps, ... (the tile's (mt, kt) advanced without a
 // division). Without transposition a row's 16 columns of a k tile are one
 // 16-bit field of its sign bits (16kt is a multiple of 16). PERM: the rows of
-// each m tile in rotq_factor_c_row's order (else the identity).
+// each m tile in rotq_factor_c_row's order (else the identity). row0, rows,
+// mts: only H_K's rows row0 .. row0 + rows - 1, in mts m tiles (zeros past
+// them); by default every row.
 template <int L, bool PERM = true>
-__device__ __forceinline__ void rotq_build_factor_frags(const rotq_had_factor &f, uint32_t *afr) {
+__device__ __forceinline__ void rotq_build_factor_frags(const rotq_had_factor &f, uint32_t *afr, int row0 = 0,
+                                                        int rows = -1, int mts = -1) {
     const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
-    const int warps = blockDim.x >> 5, tiles = f.kt * f.kt;
+    const int rend = rows < 0 ? f.k : row0 + rows;
+    const int warps = blockDim.x >> 5, tiles = (mts < 0 ? f.kt : mts) * f.kt;
     const uint32_t one = f.f16_mma ? 0x3c00u : 0x3f80u;
     int tile = threadIdx.x >> 5, mt = 0, kt = tile;
     while (kt >= f.kt) kt -= f.kt, mt++;
@@ -132,21 +138,22 @@ __device__ __forceinline__ void rotq_build_factor_frags(const rotq_had_factor &f
         if (!f.transpose) {
 #pragma unroll
             for (int h = 0; h < 2; h++) {
-                const int r = 16 * mt + (PERM ? rotq_factor_c_row<L>(gq + 8 * h) : gq + 8 * h);
-                const uint32_t bits = r < f.k ? f.bits[r * f.words + (kt >> 1)] >> ((kt & 1) * 16) : 0u;
+                const int r = row0 + 16 * mt + (PERM ? rotq_factor_c_row<L>(gq + 8 * h) : gq + 8 * h);
+                const uint32_t bits = r < rend ? f.bits[r * f.words + (kt >> 1)] >> ((kt & 1) * 16) : 0u;
 #pragma unroll
                 for (int q = 0; q < 2; q++) { // w[h + 2q]: columns 2tq + 8q, + 1
                     const int c = 16 * kt + 2 * tq + 8 * q;
-                    const uint32_t e0 = r < f.k && c < f.k ? one | (((bits >> (c & 15)) & 1u) << 15) : 0u;
-                    const uint32_t e1 = r < f.k && c + 1 < f.k ? one | (((bits >> ((c + 1) & 15)) & 1u) << 15) : 0u;
+                    const uint32_t e0 = r < rend && c < f.k ? one | (((bits >> (c & 15)) & 1u) << 15) : 0u;
+                    const uint32_t e1 = r < rend && c + 1 < f.k ? one | (((bits >> ((c + 1) & 15)) & 1u) << 15) : 0u;
                     w[h + 2 * q] = e0 | (e1 << 16);
                 }
             }
         } else {
 #pragma unroll
             for (int q = 0; q < 4; q++) {
-                const int row = 16 * mt + (PERM ? rotq_factor_c_row<L>(gq + (q & 1) * 8) : gq + (q & 1) * 8), col = 16 * kt + 2 * tq + (q >> 1) * 8;
-                w[q] = rotq_factor_entry16(f, row, col) | (rotq_factor_entry16(f, row, col + 1) << 16);
+                const int row = row0 + 16 * mt + (PERM ? rotq_factor_c_row<L>(gq + (q & 1) * 8) : gq + (q & 1) * 8),
+                          col = 16 * kt + 2 * tq + (q >> 1) * 8;
+                w[q] = row < rend ? rotq_factor_entry16(f, row, col) | (rotq_factor_entry16(f, row, col + 1) << 16) : 0u;
             }
         }
         ((uint4 *)afr)[tile * 32 + lane] = make_uint4(w[0], w[1], w[2], w[3]);

@@ -49,6 +49,11 @@
 // task of tile i starts before every task of tile i - 2 is done (tile_done), so
 // each wait finds its mbarrier in the phase it means.
 //
+// Small calls (at most half a round of row blocks; 2^10, K >= 20, out of
+// place) share each row block between `parts` blocks, each computing some of
+// its K output rows from the whole row block (the PARTS build,
+// rotq_frag_parts).
+//
 // Built with QUANT, the kernel is the fused rotate + quantize for these sizes
 // (quantize_rot_factor.cu): the B tasks write codes instead of y
 // (rotq_frag_quant_b, quantize_frag.cuh).
@@ -149,18 +154,18 @@ __device__ __forceinline__ void rotq_frag_butterflies_a(float v[32]) {
 
 // A task's values to W: row 16mt + g + 8h, columns 64q + 8nt + 2t (+1), at
 // the W slot, i.e. word 2t ^ 4 for nt >= 4 (column bit 5 set): two lane bases.
-// HALF: row half h = 0 only.
-template <int L, int KT, bool HALF>
-__device__ __forceinline__ void rotq_frag_store_w(float *W, int K, int mt, int q, const float v[32]) {
+// rows: the block's rows of W, in mts m tiles. HALF: row half h = 0 only.
+template <int L, bool HALF>
+__device__ __forceinline__ void rotq_frag_store_w(float *W, int rows, int mts, int mt, int q, const float v[32]) {
     typedef rotq_frag_plan<L> plan;
     const int lane = (int)ptx_lane_id(), g = lane >> 2, t = lane & 3;
     const int r0 = 16 * mt + g;
     float *w0 = W + r0 * plan::RS + 64 * q + 2 * t;
     float *w1 = W + r0 * plan::RS + 64 * q + ((2 * t) ^ 4);
-    const bool last = mt == KT - 1; // only the last m tile has rows past K
+    const bool last = mt == mts - 1; // only the last m tile has rows past the block's
 #pragma unroll
     for (int h = 0; h < (HALF ? 1 : 2); h++) {
-        if (last && r0 + 8 * h >= K) continue;
+        if (last && r0 + 8 * h >= rows) continue;
 #pragma unroll
         for (int nt = 0; nt < 8; nt++) {
             float *d = (nt < 4 ? w0 : w1) + 8 * nt + h * 8 * plan::RS;
@@ -292,12 +297,12 @@ __host__ __device__ constexpr unsigned rotq_frag_slot_stride(unsigned slot_bytes
 }
 
 // Issues use u of the slot ring (u = i 2^sl + h: slice h of the block's tile
-// i, 2^sl slices a row, 2^qs 64-column blocks a slice) into slot u mod S, if
-// that tile exists. One thread.
+// i, tile0 + i nb, 2^sl slices a row, 2^qs 64-column blocks a slice) into slot
+// u mod S, if that tile exists. One thread.
 __device__ __forceinline__ void rotq_frag_fill(const CUtensorMap *xmap, rotq_frag_ctl *ctl, char *slots,
                                                unsigned slot_bytes, unsigned S, int sl, int qs, unsigned u,
-                                               int64_t ntiles) {
-    const int64_t tile = (int64_t)blockIdx.x + (int64_t)(u >> sl) * gridDim.x;
+                                               int64_t tile0, unsigned nb, int64_t ntiles) {
+    const int64_t tile = tile0 + (int64_t)(u >> sl) * nb;
     if (tile >= ntiles) return;
     const unsigned s = u % S, use = u / S;
     const uint32_t mbar = ptx_smem_addr(&ctl->tma[use & 1u][s]);
@@ -386,18 +391,21 @@ __device__ __forceinline__ void rotq_frag_quant_b(const rotq_q_args &qa, rotq_fr
 
 // Shared memory: S slots of one slice of a row block, 2^ls columns of every K
 // row (K 2^(ls+1) bytes, each slot on a 1024-byte boundary as TMA's 128-byte
-// swizzle needs), W (K rows of RS words), H_K's A fragments (KT^2 tiles of 512
-// bytes), a zero chunk, the control block.
+// swizzle needs), W (the part's rows, RS words each), H_K's A fragments of
+// those rows (ceil(rows / 16) KT tiles of 512 bytes), a zero chunk, the
+// control block.
 template <int L>
-__host__ __device__ inline size_t rotq_frag_smem(int k, int kt, int slots, int ls) {
-    return (size_t)slots * rotq_frag_slot_stride((unsigned)k << (ls + 1)) + (size_t)k * rotq_frag_plan<L>::RS * 4 +
-           (size_t)kt * kt * 512 + 16 + sizeof(rotq_frag_ctl);
+__host__ __device__ inline size_t rotq_frag_smem(int k, int kt, int rows, int slots, int ls) {
+    return (size_t)slots * rotq_frag_slot_stride((unsigned)k << (ls + 1)) + (size_t)rows * rotq_frag_plan<L>::RS * 4 +
+           (size_t)((rows + 15) / 16) * kt * 512 + 16 + sizeof(rotq_frag_ctl);
 }
 
 // QUANT: the fused rotate + quantize build (qa as for the fused power-of-two
 // kernel: kind, q, scales, row_sums, group fields; rows = row blocks, cols = n):
-// B tasks write codes (rotq_frag_quant_b) instead of y.
-template <int L, int KT, bool QUANT>
+// B tasks write codes (rotq_frag_quant_b) instead of y. PARTS: the build whose
+// blocks share tiles (f.parts, rotq_frag_parts; the others take whole tiles,
+// with no run-time state for it).
+template <int L, int KT, bool QUANT, bool PARTS = false>
 __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
     rotq_had_frag_kernel(rotq_had_args a, const __grid_constant__ rotq_had_factor f, const rotq_q_args qa,
                          const __grid_constant__ CUtensorMap xmap) {
@@ -408,14 +416,25 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
     const unsigned S = (unsigned)f.stages;                // slots
     const int qs = f.slice_log - 6, sl = L - f.slice_log; // 2^qs 64-column blocks a slice, 2^sl slices a row
     const unsigned slot_bytes = (unsigned)K << (f.slice_log + 1), slot_stride = rotq_frag_slot_stride(slot_bytes);
+    // PARTS: f.parts consecutive blocks share each tile, block b computing the
+    // output rows r0 .. r0 + rows - 1 of H_K X H (part b mod parts, r0 =
+    // part * f.part_rows) from the whole tile, its tiles tile0 + i nb.
+    // Otherwise a block's tiles are b + i gridDim.x, all K rows.
+    const unsigned parts = PARTS ? (unsigned)f.parts : 1u;
+    const unsigned nb = PARTS ? gridDim.x / parts : gridDim.x; // blocks per part
+    const int r0 = PARTS ? (int)(blockIdx.x % parts) * f.part_rows : 0;
+    const int rows = !PARTS ? K : K - r0 < f.part_rows ? K - r0 : f.part_rows;
+    const int mts = PARTS ? (rows + 15) >> 4 : KT; // m tiles
+    const int64_t tile0 = PARTS ? (int64_t)(blockIdx.x / parts) : (int64_t)blockIdx.x;
+    const int wrows = PARTS ? f.part_rows : K; // rows of W
     char *slots = rotq_frag_smem_buf;
     float *W = (float *)(slots + S * slot_stride);
-    uint4 *afr = (uint4 *)(W + K * plan::RS);
-    char *zero16 = (char *)(afr + KT * KT * 32);
+    uint4 *afr = (uint4 *)(W + wrows * plan::RS);
+    char *zero16 = (char *)(afr + (PARTS ? (wrows + 15) >> 4 : KT) * KT * 32);
     rotq_frag_ctl *ctl = (rotq_frag_ctl *)(zero16 + 16);
     const bool signs = a.signs != nullptr;
-    const int ta = KT << (L - 6); // A tasks: (m tile, 64-column block)
-    const int tb = K >> plan::RB; // B tasks: 2^RB rows each
+    const int ta = mts << (L - 6);   // A tasks: (m tile, 64-column block)
+    const int tb = rows >> plan::RB; // B tasks: 2^RB rows each
     const unsigned tpt = (unsigned)(ta + tb);
     if (threadIdx.x == 0) {
         for (unsigned s = 0; s < S; s++) {
@@ -425,11 +444,11 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
             }
             ctl->reads[s] = 0;
         }
-        for (int mt = 0; mt < KT; mt++) {
-            const int rows = K - 16 * mt < 16 ? K - 16 * mt : 16;
+        for (int mt = 0; mt < mts; mt++) {
+            const int mrows = rows - 16 * mt < 16 ? rows - 16 * mt : 16;
             for (int p = 0; p < 2; p++) {
                 ptx_mbarrier_init(ptx_smem_addr(&ctl->full[p][mt]), 32 * plan::QB);
-                ptx_mbarrier_init(ptx_smem_addr(&ctl->empty[p][mt]), 32 * (rows >> plan::RB));
+                ptx_mbarrier_init(ptx_smem_addr(&ctl->empty[p][mt]), 32 * (mrows >> plan::RB));
             }
         }
         for (int i = 0; i < 4; i++) ptx_mbarrier_init(ptx_smem_addr(&ctl->tile_done[i]), 32 * tpt);
@@ -442,11 +461,15 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
         ptx_fence_mbarrier_init();
         *(uint4 *)zero16 = make_uint4(0, 0, 0, 0);
     }
-    rotq_build_factor_frags<L, false>(f, (uint32_t *)afr);
+    if (PARTS)
+        rotq_build_factor_frags<L, false>(f, (uint32_t *)afr, r0, rows, mts);
+    else
+        rotq_build_factor_frags<L, false>(f, (uint32_t *)afr);
     __syncthreads(); // the control block and fragments before any use
     const int64_t ntiles = a.groups;
     if (threadIdx.x == 0)
-        for (unsigned u = 0; u < S; u++) rotq_frag_fill(&xmap, ctl, slots, slot_bytes, S, sl, qs, u, ntiles);
+        for (unsigned u = 0; u < S; u++)
+            rotq_frag_fill(&xmap, ctl, slots, slot_bytes, S, sl, qs, u, tile0, nb, ntiles);
 
     const unsigned lane = ptx_lane_id();
     const uint32_t mtpt = rotq_frag_magic(tpt), ms = rotq_frag_magic(S);
@@ -456,7 +479,7 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
         t = __shfl_sync(0xffffffffu, t, 0);
         const unsigned it = rotq_frag_div(t, mtpt); // the block's tile
         int r = (int)(t - it * tpt);
-        const int64_t tile = (int64_t)blockIdx.x + (int64_t)it * gridDim.x;
+        const int64_t tile = tile0 + (int64_t)it * nb;
         if (tile >= ntiles) break;
         // No task of tile i starts before every task of tile i - 2 has arrived
         // on tile_done (B tasks arrive once they have read W): the other
@@ -489,23 +512,23 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
             else
                 rotq_frag_kstep<L, KT, false>(K, slot, zero16, afr, mt, qq, v);
             // The slot is read (the mma results are in registers): the last of
-            // its KT 2^qs readers refills it with use u + S.
+            // its mts 2^qs readers refills it with use u + S.
             // (No memory fence: the ldmatrix reads have completed once the mma
             // has their results, before the count; the TMA is issued after it.)
             __syncwarp();
-            if (lane == 0 && atomicAdd(&ctl->reads[s], 1u) == ((unsigned)KT << qs) - 1u) {
+            if (lane == 0 && atomicAdd(&ctl->reads[s], 1u) == ((unsigned)mts << qs) - 1u) {
                 ctl->reads[s] = 0;
-                rotq_frag_fill(&xmap, ctl, slots, slot_bytes, S, sl, qs, u + S, ntiles);
+                rotq_frag_fill(&xmap, ctl, slots, slot_bytes, S, sl, qs, u + S, tile0, nb, ntiles);
             }
-            if (mt == KT - 1 && (K & 15) != 0 && (K & 15) <= 8) {
-                // Rows 16mt + 8 .. are all past K: only the row half h = 0.
+            if (mt == mts - 1 && (rows & 15) != 0 && (rows & 15) <= 8) {
+                // Rows 16mt + 8 .. are all past the block's: only the row half h = 0.
                 rotq_frag_butterflies_a<true>(v);
                 if (it > 0) rotq_frag_wait(&ctl->empty[(it - 1) & 1u][mt], ((it - 1) >> 1) & 1u);
-                rotq_frag_store_w<L, KT, true>(W, K, mt, q, v);
+                rotq_frag_store_w<L, true>(W, rows, mts, mt, q, v);
             } else {
                 rotq_frag_butterflies_a<false>(v);
                 if (it > 0) rotq_frag_wait(&ctl->empty[(it - 1) & 1u][mt], ((it - 1) >> 1) & 1u);
-                rotq_frag_store_w<L, KT, false>(W, K, mt, q, v);
+                rotq_frag_store_w<L, false>(W, rows, mts, mt, q, v);
             }
             ptx_mbarrier_arrive(ptx_smem_addr(&ctl->full[it & 1u][mt]));
             ptx_mbarrier_arrive(ptx_smem_addr(&ctl->tile_done[it & 3u]));
@@ -532,11 +555,67 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
             } else {
                 rotq_frag_butterflies_b<L, true>(v, a.scale);
                 ptx_mbarrier_arrive(ptx_smem_addr(&ctl->tile_done[it & 3u]));
-                rotq_frag_store<L>(a, tile, row, jl, v);
+                rotq_frag_store<L>(a, tile, (unsigned)r0 + row, jl, v);
             }
         }
     }
 #endif
+}
+
+// Host: the shared memory plan of a launch whose blocks keep `rows` rows of W:
+// blocks per SM, slices and slots. The most blocks (up to maxb) whose slots
+// hold enough tiles ahead (1.5 with two blocks an SM, 1 with three, half a
+// tile with one), then the most tiles ahead (up to 4), then the widest slices
+// (halves of a row where they fit: fewer, larger boxes). False if none fits.
+template <int L, int KT>
+static bool rotq_frag_plan_smem(int k, int rows, int maxb, const rotq_cuda_device_info *dev, int *bps, int *S,
+                                int *ls) {
+    const size_t opt = (size_t)dev->max_smem_optin, sm = (size_t)dev->smem_per_sm;
+    *bps = 0;
+    for (int b = maxb; b >= 1 && !*bps; b--) {
+        const double need = b == 1 ? 0.5 : b == 2 ? 1.5 : 1.0; // tiles ahead
+        double best = 0.0;
+        for (int l = L - 1; l >= L - 3 && l >= 6; l--) {
+            int n = ROTQ_FRAG_MAX_SLOTS;
+            for (; n >= 2; n--) {
+                const size_t bytes = rotq_frag_smem<L>(k, KT, rows, n, l);
+                if (bytes <= opt && sm / (bytes + 1024) >= (size_t)b) break;
+            }
+            if (n < 2) continue;
+            double ahead = (double)n / (double)(1 << (L - l));
+            if (ahead < need) continue;
+            if (ahead > 4.0) ahead = 4.0;
+            if (ahead > best + 1e-9) best = ahead, *bps = b, *S = n, *ls = l;
+        }
+    }
+    return *bps != 0;
+}
+
+// Host: parts for a call of one partial round. A persistent launch of G
+// blocks whose T tiles are fewer than G / 2 (at 2^20 elements 40 * 1024 is 26
+// tiles on 132 one-block SMs) leaves most SMs idle; with tiles of 2^14
+// elements or more (K >= 20 at 2^10) each tile then goes to `parts` blocks,
+// every block computing `part_rows` rows of H_K's output from the whole tile
+// (its K step on those rows of H_K, the power-of-two part on them only): the
+// input is read once per part (from L2 after the first), and the K step's m
+// tiles are rounded up per part. Rows per part: a multiple of the B tasks'
+// 2^RB and at least 8 (one m tile half). Same-run A/B on the H100, f16, 2^20
+// elements: 40 * 1024 15.4 -> 10.3 us, 20 * 1024 11.5 -> 9.5, 28 * 1024 12.2
+// -> 10.5; 12 * 1024 (+5%) and 28 * 512 (+2%) lost, and the last, partial
+// round of larger calls as a second launch in parts lost 3-25% (a tile's
+// latency on a cold block is far longer than its time in the pipelined
+// rounds). Returns the parts (1: whole tiles).
+template <int L>
+static int rotq_frag_parts(int k, int64_t tiles, int64_t G, int *part_rows) {
+    *part_rows = k;
+    if (L != 10 || k < 16 || 2 * tiles > G) return 1;
+    const int want = G / tiles < 8 ? (int)(G / tiles) : 8, step = 1 << rotq_frag_plan<L>::RB;
+    int r = (k + want - 1) / want;
+    r = (r + step - 1) / step * step;
+    if (r < 8) r = 8;
+    if (r >= k) return 1;
+    *part_rows = r;
+    return (k + r - 1) / r;
 }
 
 // Host: whether this kernel takes the call, and its launch. Needs compute
@@ -544,47 +623,58 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
 // fixed stride with 16-byte rows (TMA), K <= 64 (a multiple of 4, as every
 // factor is). ROTQ_ERR_NOT_SUPPORTED otherwise: the general factor kernel runs.
 // QUANT: qa holds the quantize arguments (per-row int8 / fp8 need every B
-// task of a tile held at once: warps >= B tasks). dry: decide, launch nothing.
+// task of a tile held at once: warps >= B tasks; whole tiles only, as the row
+// absmax spans the tile). The Hadamard build out of place shares the tiles of
+// small calls between blocks (rotq_frag_parts). dry: decide, launch nothing.
 template <int L, int KT, bool QUANT>
 static rotq_status rotq_launch_frag(const rotq_had_args &a, const rotq_had_factor &f0, const rotq_q_args *qa,
                                     cudaStream_t stream, const rotq_cuda_device_info *dev, bool dry) {
     typedef rotq_frag_plan<L> plan;
+    // The builds with parts: the Hadamard at 2^10 with 16 < K <= 48 (rotq_frag_parts;
+    // whole tiles of K > 48 at 2^10 do not fit, and those calls never get here).
+    constexpr bool ROTQ_FRAG_PARTS_BUILD = !QUANT && L == 10 && KT >= 2 && KT <= 3;
     static int usable[64]; // per device (rotq_kernel_has_sm90)
-    static int regs[64];
+    static int regs[64], regs_parts[64];
     if (dev->cc_major != 9 || f0.kt != KT || f0.k % 4 != 0) return ROTQ_ERR_NOT_SUPPORTED;
     const int64_t gstride = rotq_factor_tma_input(a);
     if (gstride <= 0) return ROTQ_ERR_NOT_SUPPORTED;
     const void *kernel = (const void *)rotq_had_frag_kernel<L, KT, QUANT>;
     if (!rotq_kernel_has_sm90(kernel, usable, dev)) return ROTQ_ERR_NOT_SUPPORTED;
-    const int tpt = (KT << (L - 6)) + (f0.k >> plan::RB), tb = f0.k >> plan::RB;
     // 32 warps an SM (the 64-register cap) over 1 to 3 blocks; the fused
     // per-row kinds need a block's warps to cover a tile's B tasks.
     int maxb = 3;
-    if (QUANT && (qa->kind == ROTQ_QUANT_INT8_ROW || qa->kind == ROTQ_QUANT_FP8_ROW)) maxb = 32 / tb < 3 ? 32 / tb : 3;
-    // Blocks per SM, slices and slots: the most blocks whose slots hold enough
-    // tiles ahead (1.5 with two blocks an SM, 1 with three, half a tile with
-    // one), then the most tiles ahead (up to 4), then the widest slices (halves
-    // of a row where they fit: fewer, larger boxes).
-    const size_t opt = (size_t)dev->max_smem_optin, sm = (size_t)dev->smem_per_sm;
-    int bps = 0, S = 0, ls = 0;
-    for (int b = maxb; b >= 1 && !bps; b--) {
-        const double need = b == 1 ? 0.5 : b == 2 ? 1.5 : 1.0; // tiles ahead
-        double best = 0.0;
-        for (int l = L - 1; l >= L - 3 && l >= 6; l--) {
-            int n = ROTQ_FRAG_MAX_SLOTS;
-            for (; n >= 2; n--) {
-                const size_t bytes = rotq_frag_smem<L>(f0.k, KT, n, l);
-                if (bytes <= opt && sm / (bytes + 1024) >= (size_t)b) break;
-            }
-            if (n < 2) continue;
-            double ahead = (double)n / (double)(1 << (L - l));
-            if (ahead < need) continue;
-            if (ahead > 4.0) ahead = 4.0;
-            if (ahead > best + 1e-9) best = ahead, bps = b, S = n, ls = l;
+    if (QUANT && (qa->kind == ROTQ_QUANT_INT8_ROW || qa->kind == ROTQ_QUANT_FP8_ROW))
+        maxb = 32 / (f0.k >> plan::RB) < 3 ? 32 / (f0.k >> plan::RB) : 3;
+    int parts = 1, rows = f0.k, bps = 0, S = 0, ls = 0, warps = 0;
+    size_t smem = 0;
+    int64_t grid = 0;
+    int *kregs = regs;
+    for (int pass = 0; pass < 2; pass++) { // whole tiles; then, if chosen, parts
+        if (!rotq_frag_plan_smem<L, KT>(f0.k, rows, maxb, dev, &bps, &S, &ls)) return ROTQ_ERR_NOT_SUPPORTED;
+        smem = rotq_frag_smem<L>(f0.k, KT, rows, S, ls);
+        // At most 3 tiles of tasks per block's warps (the tile_done rotation).
+        const int tpt = (((rows + 15) >> 4) << (L - 6)) + (rows >> plan::RB);
+        warps = 32 / bps < 3 * tpt ? 32 / bps : 3 * tpt;
+        const rotq_status st =
+            rotq_persistent_grid(kernel, 32 * warps, smem, kregs, dev, pass == 0 ? INT64_MAX : a.groups * parts, &grid);
+        if (st != ROTQ_OK) return st;
+        if (pass == 1) {
+            grid -= grid % parts;
+            if (grid < parts) return ROTQ_ERR_NOT_SUPPORTED;
         }
+        // rotq_frag_div is exact for task numbers t with t * tpt < 2^32.
+        if ((double)(a.groups * parts / grid + 2) * tpt * tpt >= 4294967296.0) return ROTQ_ERR_NOT_SUPPORTED;
+        if (pass == 1) break;
+        // Not in place: the parts of a tile read all of its rows while each writes its own.
+        if (ROTQ_FRAG_PARTS_BUILD && a.x != a.y) parts = rotq_frag_parts<L>(f0.k, a.groups, grid, &rows);
+        if (parts == 1) {
+            if (grid > a.groups) grid = a.groups;
+            break;
+        }
+        kernel = (const void *)rotq_had_frag_kernel<L, KT, QUANT, ROTQ_FRAG_PARTS_BUILD>;
+        kregs = regs_parts;
+        if (!rotq_kernel_has_sm90(kernel, usable, dev)) return ROTQ_ERR_NOT_SUPPORTED;
     }
-    if (!bps) return ROTQ_ERR_NOT_SUPPORTED;
-    const size_t smem = rotq_frag_smem<L>(f0.k, KT, S, ls);
     rotq_had_factor f = f0;
     f.groups_per_block = 1;
     f.krows = f.k;
@@ -592,13 +682,8 @@ static rotq_status rotq_launch_frag(const rotq_had_args &a, const rotq_had_facto
     f.wgmma = 0;
     f.half_rows = 0;
     f.stages = S;
-    // At most 3 tiles of tasks per block's warps (the tile_done rotation).
-    const int warps = 32 / bps < 3 * tpt ? 32 / bps : 3 * tpt;
-    int64_t grid = 0;
-    const rotq_status st = rotq_persistent_grid(kernel, 32 * warps, smem, regs, dev, a.groups, &grid);
-    if (st != ROTQ_OK) return st;
-    // rotq_frag_div is exact for task numbers t with t * tpt < 2^32.
-    if ((double)(a.groups / grid + 2) * tpt * tpt >= 4294967296.0) return ROTQ_ERR_NOT_SUPPORTED;
+    f.parts = parts;
+    f.part_rows = rows;
     CUtensorMap xmap;
     rotq_had_args t;
     if (!rotq_factor_tma_only_args(a, f, L, gstride, &xmap, &t)) return ROTQ_ERR_NOT_SUPPORTED;
@@ -610,6 +695,11 @@ static rotq_status rotq_launch_frag(const rotq_had_args &a, const rotq_had_facto
         q = *qa;
     else
         memset(&q, 0, sizeof q);
-    rotq_had_frag_kernel<L, KT, QUANT><<<(unsigned)grid, 32 * warps, smem, stream>>>(t, f, q, xmap);
+    if (parts > 1) {
+        if constexpr (ROTQ_FRAG_PARTS_BUILD)
+            rotq_had_frag_kernel<L, KT, false, true><<<(unsigned)grid, 32 * warps, smem, stream>>>(t, f, q, xmap);
+    } else {
+        rotq_had_frag_kernel<L, KT, QUANT><<<(unsigned)grid, 32 * warps, smem, stream>>>(t, f, q, xmap);
+    }
     return rotq_cuda_check_launch();
 }
