@@ -610,15 +610,15 @@ void ck_op_hadamard(ck_ctx *c) {
             emit_factor_variant(c, n, k, v, !full && nr > 141 ? 141 : nr, v % 3 == 1, 0);
         }
 
-    /* The fragment kernel's parts (rotq_frag_parts: 2^10, K >= 20, out of place, a
-       call of at most half a round: 66 row blocks on 132 one-block SMs): every K,
-       from one row block (the most parts, 8 rows each) to 66 (two parts) and 67
-       (whole tiles), signs, H_K^T, every output dtype, element stores. */
+    /* The fragment kernel's parts (rotq_frag_parts: 2^10, K >= 20, out of place):
+       every K, from one row block (the most parts, 8 rows each) through 66 (half a
+       round of 132 one-block SMs: two parts) to 67 and 100 (two parts of several
+       row blocks a block), signs, H_K^T, every output dtype, element stores. */
     static const int32_t part_k[5] = {20, 28, 36, 40, 44};
-    static const int64_t part_rows[6] = {1, 2, 13, 33, 66, 67};
+    static const int64_t part_rows[7] = {1, 2, 13, 33, 66, 67, 100};
     for (int i = 0; i < 5; i++)
-        for (int j = 0; j < 6; j++) {
-            const int v = 6 * i + j;
+        for (int j = 0; j < 7; j++) {
+            const int v = 7 * i + j;
             if (!full && v % 5 != 0) continue;
             had_case h = base_case(part_k[i] << 10, part_k[i], v & 1 ? BF16 : F16, k_float[v % 3], part_rows[j]);
             h.signs = v % 3 != 1;

@@ -566,12 +566,14 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
 // blocks per SM, slices and slots. The most blocks (up to maxb) whose slots
 // hold enough tiles ahead (1.5 with two blocks an SM, 1 with three, half a
 // tile with one), then the most tiles ahead (up to 4), then the widest slices
-// (halves of a row where they fit: fewer, larger boxes). False if none fits.
+// (halves of a row where they fit: fewer, larger boxes); *ahead the tiles
+// ahead (at most 4). False if none fits.
 template <int L, int KT>
 static bool rotq_frag_plan_smem(int k, int rows, int maxb, const rotq_cuda_device_info *dev, int *bps, int *S,
-                                int *ls) {
+                                int *ls, double *ahead) {
     const size_t opt = (size_t)dev->max_smem_optin, sm = (size_t)dev->smem_per_sm;
     *bps = 0;
+    *ahead = 0.0;
     for (int b = maxb; b >= 1 && !*bps; b--) {
         const double need = b == 1 ? 0.5 : b == 2 ? 1.5 : 1.0; // tiles ahead
         double best = 0.0;
@@ -582,34 +584,47 @@ static bool rotq_frag_plan_smem(int k, int rows, int maxb, const rotq_cuda_devic
                 if (bytes <= opt && sm / (bytes + 1024) >= (size_t)b) break;
             }
             if (n < 2) continue;
-            double ahead = (double)n / (double)(1 << (L - l));
-            if (ahead < need) continue;
-            if (ahead > 4.0) ahead = 4.0;
-            if (ahead > best + 1e-9) best = ahead, *bps = b, *S = n, *ls = l;
+            double tiles = (double)n / (double)(1 << (L - l));
+            if (tiles < need) continue;
+            if (tiles > 4.0) tiles = 4.0;
+            if (tiles > best + 1e-9) best = *ahead = tiles, *bps = b, *S = n, *ls = l;
         }
     }
     return *bps != 0;
 }
 
-// Host: parts for a call of one partial round. A persistent launch of G
-// blocks whose T tiles are fewer than G / 2 (at 2^20 elements 40 * 1024 is 26
-// tiles on 132 one-block SMs) leaves most SMs idle; with tiles of 2^14
-// elements or more (K >= 20 at 2^10) each tile then goes to `parts` blocks,
+// Host: parts. With `parts` > 1 each tile (row block) goes to `parts` blocks,
 // every block computing `part_rows` rows of H_K's output from the whole tile
 // (its K step on those rows of H_K, the power-of-two part on them only): the
-// input is read once per part (from L2 after the first), and the K step's m
-// tiles are rounded up per part. Rows per part: a multiple of the B tasks'
-// 2^RB and at least 8 (one m tile half). Same-run A/B on the H100, f16, 2^20
-// elements: 40 * 1024 15.4 -> 10.3 us, 20 * 1024 11.5 -> 9.5, 28 * 1024 12.2
-// -> 10.5; 12 * 1024 (+5%) and 28 * 512 (+2%) lost, and the last, partial
-// round of larger calls as a second launch in parts lost 3-25% (a tile's
-// latency on a cold block is far longer than its time in the pipelined
-// rounds). Returns the parts (1: whole tiles).
+// input is read once per part (from L2 after the first), W shrinks to the
+// part's rows, and the K step's m tiles are rounded up per part. At 2^10
+// with K >= 20 (the Hadamard, out of place):
+// - a call of at most half a round (2 tiles <= the G blocks of the whole-tile
+//   grid; 40 * 1024 at 2^20 elements: 26 tiles on 132 one-block SMs): up to
+//   G / tiles parts (at most 8), rows a multiple of 2^RB and at least 8;
+// - two parts where the whole-tile plan has less than a tile of slots ahead
+//   (40 * 1024: W of 165 KB leaves three quarter-row slots, 44 * 1024), or
+//   fewer than 4 rounds of tiles.
+// Same-run A/Bs on the H100, f16 (perf-notes, fragment kernel f17, f18): 2^20
+// elements 40 * 1024 15.4 -> 10.3 us, 20 * 1024 11.6 -> 9.7, 28 * 1024 12.1 ->
+// 10.6; 2^23 20, 28, 40 * 1024 -7%; 2^25 40 * 1024 72.5 -> 60.5 (signs 103.7
+// -> 94.5). Two parts lost where the slots hold tiles ahead and the rounds are
+// many (2^25: 20 * 1024 +3%, with signs +10-12%), and parts lost at 12 * 1024
+// and 2^9. Returns the parts (1: whole tiles).
 template <int L>
-static int rotq_frag_parts(int k, int64_t tiles, int64_t G, int *part_rows) {
+static int rotq_frag_parts(int k, int64_t tiles, int64_t G, double ahead, int *part_rows) {
     *part_rows = k;
-    if (L != 10 || k < 16 || 2 * tiles > G) return 1;
-    const int want = G / tiles < 8 ? (int)(G / tiles) : 8, step = 1 << rotq_frag_plan<L>::RB;
+    if (L != 10 || k < 16) return 1;
+    int want = 1;
+#ifdef ROTQ_FRAG_PARTS_ALL // A/B switch: this many parts for every call
+    want = ROTQ_FRAG_PARTS_ALL;
+#else
+    if (2 * tiles <= G)
+        want = G / tiles < 8 ? (int)(G / tiles) : 8;
+    else if (ahead < 1.0 || tiles < 4 * G)
+        want = 2;
+#endif
+    const int step = 1 << rotq_frag_plan<L>::RB;
     int r = (k + want - 1) / want;
     r = (r + step - 1) / step * step;
     if (r < 8) r = 8;
@@ -633,7 +648,7 @@ static rotq_status rotq_launch_frag(const rotq_had_args &a, const rotq_had_facto
     // The builds with parts: the Hadamard at 2^10 with 16 < K <= 48 (rotq_frag_parts;
     // whole tiles of K > 48 at 2^10 do not fit, and those calls never get here).
     constexpr bool ROTQ_FRAG_PARTS_BUILD = !QUANT && L == 10 && KT >= 2 && KT <= 3;
-    static int usable[64]; // per device (rotq_kernel_has_sm90)
+    static int usable[64], usable_parts[64]; // per device (rotq_kernel_has_sm90)
     static int regs[64], regs_parts[64];
     if (dev->cc_major != 9 || f0.kt != KT || f0.k % 4 != 0) return ROTQ_ERR_NOT_SUPPORTED;
     const int64_t gstride = rotq_factor_tma_input(a);
@@ -650,7 +665,8 @@ static rotq_status rotq_launch_frag(const rotq_had_args &a, const rotq_had_facto
     int64_t grid = 0;
     int *kregs = regs;
     for (int pass = 0; pass < 2; pass++) { // whole tiles; then, if chosen, parts
-        if (!rotq_frag_plan_smem<L, KT>(f0.k, rows, maxb, dev, &bps, &S, &ls)) return ROTQ_ERR_NOT_SUPPORTED;
+        double ahead = 0.0;
+        if (!rotq_frag_plan_smem<L, KT>(f0.k, rows, maxb, dev, &bps, &S, &ls, &ahead)) return ROTQ_ERR_NOT_SUPPORTED;
         smem = rotq_frag_smem<L>(f0.k, KT, rows, S, ls);
         // At most 3 tiles of tasks per block's warps (the tile_done rotation).
         const int tpt = (((rows + 15) >> 4) << (L - 6)) + (rows >> plan::RB);
@@ -666,14 +682,14 @@ static rotq_status rotq_launch_frag(const rotq_had_args &a, const rotq_had_facto
         if ((double)(a.groups * parts / grid + 2) * tpt * tpt >= 4294967296.0) return ROTQ_ERR_NOT_SUPPORTED;
         if (pass == 1) break;
         // Not in place: the parts of a tile read all of its rows while each writes its own.
-        if (ROTQ_FRAG_PARTS_BUILD && a.x != a.y) parts = rotq_frag_parts<L>(f0.k, a.groups, grid, &rows);
+        if (ROTQ_FRAG_PARTS_BUILD && a.x != a.y) parts = rotq_frag_parts<L>(f0.k, a.groups, grid, ahead, &rows);
         if (parts == 1) {
             if (grid > a.groups) grid = a.groups;
             break;
         }
         kernel = (const void *)rotq_had_frag_kernel<L, KT, QUANT, ROTQ_FRAG_PARTS_BUILD>;
         kregs = regs_parts;
-        if (!rotq_kernel_has_sm90(kernel, usable, dev)) return ROTQ_ERR_NOT_SUPPORTED;
+        if (!rotq_kernel_has_sm90(kernel, usable_parts, dev)) return ROTQ_ERR_NOT_SUPPORTED;
     }
     rotq_had_factor f = f0;
     f.groups_per_block = 1;
