@@ -610,13 +610,13 @@ void ck_op_hadamard(ck_ctx *c) {
             emit_factor_variant(c, n, k, v, !full && nr > 141 ? 141 : nr, v % 3 == 1, 0);
         }
 
-    /* The fragment kernel's parts (rotq_frag_parts: 2^10, K >= 20, out of place):
-       every K, from one row block (the most parts, 8 rows each) through 66 (half a
+    /* The fragment kernel's parts (rotq_frag_parts: 2^10, K >= 20, out of place;
+       44, 52, 60 * 1024 only so): every K, from one row block (the most parts, 8 rows each) through 66 (half a
        round of 132 one-block SMs: two parts) to 67 and 100 (two parts of several
        row blocks a block), signs, H_K^T, every output dtype, element stores. */
-    static const int32_t part_k[5] = {20, 28, 36, 40, 44};
+    static const int32_t part_k[7] = {20, 28, 36, 40, 44, 52, 60};
     static const int64_t part_rows[7] = {1, 2, 13, 33, 66, 67, 100};
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < 7; i++)
         for (int j = 0; j < 7; j++) {
             const int v = 7 * i + j;
             if (!full && v % 5 != 0) continue;
@@ -646,8 +646,9 @@ void ck_op_hadamard(ck_ctx *c) {
     /* Caller workspaces (rotq_exec.workspace; on CUDA the protocol of workspace.c:
        preferred, one-row and other sizes bit-identical to the pooled call, too
        small / misaligned / empty rejected with the output untouched). The two-pass
-       path: 2^m = 4096 (no one-pass factor kernel past 2^11), K = 52 at 2^10 (W
-       past shared memory), 16-bit and f32, a strided output, in place, signs. Then
+       path: 2^m = 4096 (no one-pass factor kernel past 2^11), K = 52 at 2^10 in
+       place (W past shared memory; out of place the fragment kernel's parts take
+       it), 16-bit and f32, a strided output, signs. Then
        sizes that need none: a power of two, and 28 * 512 (one pass). */
     h = base_case(12 * 4096, 12, BF16, F32, 3);
     h.ys += 4, h.signs = 1, h.ws = 1;
@@ -656,7 +657,7 @@ void ck_op_hadamard(ck_ctx *c) {
     h.inplace = 1, h.ws = 1;
     emit(c, h);
     h = base_case(52 * 1024, 52, F16, F16, 5);
-    h.flags = ROTQ_HADAMARD_TRANSPOSE_FACTOR, h.ws = 1;
+    h.flags = ROTQ_HADAMARD_TRANSPOSE_FACTOR, h.inplace = 1, h.ws = 1;
     emit(c, h);
     h = base_case(4096, ROTQ_HADAMARD_FACTOR_POW2, F16, F16, 4);
     h.ws = -1;

@@ -352,7 +352,7 @@ def hadamard_workspace_size(x, size=None, scale=None, signs=None, k=None, transp
     """Bytes of device workspace that ``hadamard(x, ...)`` with the same arguments
     uses (rotq_hadamard_workspace_size): 0 for numpy arrays and CPU tensors, and
     for every CUDA size a one-pass kernel takes; > 0 for the K*2^m sizes that take
-    two passes through an fp32 buffer (e.g. 12*4096, 52*1024). The call allocates
+    two passes through an fp32 buffer (e.g. 12*4096; 52*1024 in place). The call allocates
     that buffer itself, as a torch tensor (informational: for memory planning).
     Raises RotqError for arguments the call would reject."""
     size, factor, scale = _hadamard_args(x, size, scale, k, out, inplace)

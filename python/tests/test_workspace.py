@@ -173,7 +173,7 @@ class _Spy:
 HAD_CASES = [  # (rows, n, k, dtype): the two-pass path on every device
     (5, 12 * 4096, 12, "float16"),
     (3, 12 * 4096, 12, "float32"),
-    (4, 52 * 1024, 52, "bfloat16"),
+    (4, 12 * 4096, 12, "bfloat16"),  # (52 * 1024 out of place: the fragment kernel's parts on sm_90)
 ]
 
 

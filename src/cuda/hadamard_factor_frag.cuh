@@ -603,8 +603,9 @@ static bool rotq_frag_plan_smem(int k, int rows, int maxb, const rotq_cuda_devic
 //   grid; 40 * 1024 at 2^20 elements: 26 tiles on 132 one-block SMs): up to
 //   G / tiles parts (at most 8), rows a multiple of 2^RB and at least 8;
 // - two parts where the whole-tile plan has less than a tile of slots ahead
-//   (40 * 1024: W of 165 KB leaves three quarter-row slots, 44 * 1024), or
-//   fewer than 4 rounds of tiles.
+//   (40 * 1024: W of 165 KB leaves three quarter-row slots) or none at all
+//   (44, 52, 60 * 1024, which otherwise take the general kernel, 52 and 60
+//   its two-pass path), or fewer than 4 rounds of tiles.
 // Same-run A/Bs on the H100, f16 (perf-notes, fragment kernel f17, f18): 2^20
 // elements 40 * 1024 15.4 -> 10.3 us, 20 * 1024 11.6 -> 9.7, 28 * 1024 12.1 ->
 // 10.6; 2^23 20, 28, 40 * 1024 -7%; 2^25 40 * 1024 72.5 -> 60.5 (signs 103.7
@@ -645,9 +646,8 @@ template <int L, int KT, bool QUANT>
 static rotq_status rotq_launch_frag(const rotq_had_args &a, const rotq_had_factor &f0, const rotq_q_args *qa,
                                     cudaStream_t stream, const rotq_cuda_device_info *dev, bool dry) {
     typedef rotq_frag_plan<L> plan;
-    // The builds with parts: the Hadamard at 2^10 with 16 < K <= 48 (rotq_frag_parts;
-    // whole tiles of K > 48 at 2^10 do not fit, and those calls never get here).
-    constexpr bool ROTQ_FRAG_PARTS_BUILD = !QUANT && L == 10 && KT >= 2 && KT <= 3;
+    // The builds with parts: the Hadamard at 2^10 with K > 16 (rotq_frag_parts).
+    constexpr bool ROTQ_FRAG_PARTS_BUILD = !QUANT && L == 10 && KT >= 2;
     static int usable[64], usable_parts[64]; // per device (rotq_kernel_has_sm90)
     static int regs[64], regs_parts[64];
     if (dev->cc_major != 9 || f0.kt != KT || f0.k % 4 != 0) return ROTQ_ERR_NOT_SUPPORTED;
@@ -664,9 +664,21 @@ static rotq_status rotq_launch_frag(const rotq_had_args &a, const rotq_had_facto
     size_t smem = 0;
     int64_t grid = 0;
     int *kregs = regs;
+    // Not in place: the parts of a tile read all of its rows while each writes its own.
+    const bool can_part = ROTQ_FRAG_PARTS_BUILD && a.x != a.y;
     for (int pass = 0; pass < 2; pass++) { // whole tiles; then, if chosen, parts
         double ahead = 0.0;
-        if (!rotq_frag_plan_smem<L, KT>(f0.k, rows, maxb, dev, &bps, &S, &ls, &ahead)) return ROTQ_ERR_NOT_SUPPORTED;
+        if (!rotq_frag_plan_smem<L, KT>(f0.k, rows, maxb, dev, &bps, &S, &ls, &ahead)) {
+            // Whole tiles whose W leaves no room for half a tile of slots (44,
+            // 52, 60 * 1024): parts, one block an SM, or not this kernel.
+            if (pass == 1 || !can_part) return ROTQ_ERR_NOT_SUPPORTED;
+            parts = rotq_frag_parts<L>(f0.k, a.groups, dev->sm_count, 0.0, &rows);
+            if (parts == 1) return ROTQ_ERR_NOT_SUPPORTED;
+            kernel = (const void *)rotq_had_frag_kernel<L, KT, QUANT, ROTQ_FRAG_PARTS_BUILD>;
+            kregs = regs_parts;
+            if (!rotq_kernel_has_sm90(kernel, usable_parts, dev)) return ROTQ_ERR_NOT_SUPPORTED;
+            continue;
+        }
         smem = rotq_frag_smem<L>(f0.k, KT, rows, S, ls);
         // At most 3 tiles of tasks per block's warps (the tile_done rotation).
         const int tpt = (((rows + 15) >> 4) << (L - 6)) + (rows >> plan::RB);
@@ -681,8 +693,7 @@ static rotq_status rotq_launch_frag(const rotq_had_args &a, const rotq_had_facto
         // rotq_frag_div is exact for task numbers t with t * tpt < 2^32.
         if ((double)(a.groups * parts / grid + 2) * tpt * tpt >= 4294967296.0) return ROTQ_ERR_NOT_SUPPORTED;
         if (pass == 1) break;
-        // Not in place: the parts of a tile read all of its rows while each writes its own.
-        if (ROTQ_FRAG_PARTS_BUILD && a.x != a.y) parts = rotq_frag_parts<L>(f0.k, a.groups, grid, ahead, &rows);
+        if (can_part) parts = rotq_frag_parts<L>(f0.k, a.groups, grid, ahead, &rows);
         if (parts == 1) {
             if (grid > a.groups) grid = a.groups;
             break;
