@@ -593,6 +593,28 @@ static bool rotq_frag_plan_smem(int k, int rows, int maxb, const rotq_cuda_devic
     return *bps != 0;
 }
 
+// Host: a launch of blocks that keep `rows` rows of W: the shared memory plan,
+// the warps (at most 3 tiles of tasks per block's warps: the tile_done
+// rotation) and the persistent grid for `tiles` tiles (INT64_MAX: the most
+// resident blocks).
+typedef struct rotq_frag_launch {
+    int bps, S, ls, warps, tpt; // blocks an SM, slots, log2 slice columns, warps a block, tasks a tile
+    size_t smem;
+    double ahead; // tiles of input slots ahead
+    int64_t grid;
+} rotq_frag_launch;
+
+template <int L, int KT>
+static rotq_status rotq_frag_configure(const void *kernel, int *regs, int k, int rows, int maxb, int64_t tiles,
+                                       const rotq_cuda_device_info *dev, rotq_frag_launch *c) {
+    if (!rotq_frag_plan_smem<L, KT>(k, rows, maxb, dev, &c->bps, &c->S, &c->ls, &c->ahead))
+        return ROTQ_ERR_NOT_SUPPORTED;
+    c->smem = rotq_frag_smem<L>(k, KT, rows, c->S, c->ls);
+    c->tpt = (((rows + 15) >> 4) << (L - 6)) + (rows >> rotq_frag_plan<L>::RB);
+    c->warps = 32 / c->bps < 3 * c->tpt ? 32 / c->bps : 3 * c->tpt;
+    return rotq_persistent_grid(kernel, 32 * c->warps, c->smem, regs, dev, tiles, &c->grid);
+}
+
 // Host: parts. With `parts` > 1 each tile (row block) goes to `parts` blocks,
 // every block computing `part_rows` rows of H_K's output from the whole tile
 // (its K step on those rows of H_K, the power-of-two part on them only): the
@@ -660,55 +682,37 @@ static rotq_status rotq_launch_frag(const rotq_had_args &a, const rotq_had_facto
     int maxb = 3;
     if (QUANT && (qa->kind == ROTQ_QUANT_INT8_ROW || qa->kind == ROTQ_QUANT_FP8_ROW))
         maxb = 32 / (f0.k >> plan::RB) < 3 ? 32 / (f0.k >> plan::RB) : 3;
-    int parts = 1, rows = f0.k, bps = 0, S = 0, ls = 0, warps = 0;
-    size_t smem = 0;
-    int64_t grid = 0;
-    int *kregs = regs;
-    // Not in place: the parts of a tile read all of its rows while each writes its own.
-    const bool can_part = ROTQ_FRAG_PARTS_BUILD && a.x != a.y;
-    for (int pass = 0; pass < 2; pass++) { // whole tiles; then, if chosen, parts
-        double ahead = 0.0;
-        if (!rotq_frag_plan_smem<L, KT>(f0.k, rows, maxb, dev, &bps, &S, &ls, &ahead)) {
-            // Whole tiles whose W leaves no room for half a tile of slots (44,
-            // 52, 60 * 1024): parts, one block an SM, or not this kernel.
-            if (pass == 1 || !can_part) return ROTQ_ERR_NOT_SUPPORTED;
-            parts = rotq_frag_parts<L>(f0.k, a.groups, dev->sm_count, 0.0, &rows);
-            if (parts == 1) return ROTQ_ERR_NOT_SUPPORTED;
-            kernel = (const void *)rotq_had_frag_kernel<L, KT, QUANT, ROTQ_FRAG_PARTS_BUILD>;
-            kregs = regs_parts;
-            if (!rotq_kernel_has_sm90(kernel, usable_parts, dev)) return ROTQ_ERR_NOT_SUPPORTED;
-            continue;
-        }
-        smem = rotq_frag_smem<L>(f0.k, KT, rows, S, ls);
-        // At most 3 tiles of tasks per block's warps (the tile_done rotation).
-        const int tpt = (((rows + 15) >> 4) << (L - 6)) + (rows >> plan::RB);
-        warps = 32 / bps < 3 * tpt ? 32 / bps : 3 * tpt;
-        const rotq_status st =
-            rotq_persistent_grid(kernel, 32 * warps, smem, kregs, dev, pass == 0 ? INT64_MAX : a.groups * parts, &grid);
-        if (st != ROTQ_OK) return st;
-        if (pass == 1) {
-            grid -= grid % parts;
-            if (grid < parts) return ROTQ_ERR_NOT_SUPPORTED;
-        }
-        // rotq_frag_div is exact for task numbers t with t * tpt < 2^32.
-        if ((double)(a.groups * parts / grid + 2) * tpt * tpt >= 4294967296.0) return ROTQ_ERR_NOT_SUPPORTED;
-        if (pass == 1) break;
-        if (can_part) parts = rotq_frag_parts<L>(f0.k, a.groups, grid, ahead, &rows);
-        if (parts == 1) {
-            if (grid > a.groups) grid = a.groups;
-            break;
-        }
+    // Whole tiles; parts where rotq_frag_parts picks them (not in place: the
+    // parts of a tile read all of its rows while each writes its own), also
+    // where whole tiles leave no room for input slots (44, 52, 60 * 1024).
+    rotq_frag_launch c;
+    rotq_status st = rotq_frag_configure<L, KT>(kernel, regs, f0.k, f0.k, maxb, INT64_MAX, dev, &c);
+    if (st != ROTQ_OK && st != ROTQ_ERR_NOT_SUPPORTED) return st;
+    const bool whole = st == ROTQ_OK;
+    int parts = 1, rows = f0.k;
+    if (ROTQ_FRAG_PARTS_BUILD && a.x != a.y)
+        parts = rotq_frag_parts<L>(f0.k, a.groups, whole ? c.grid : dev->sm_count, whole ? c.ahead : 0.0, &rows);
+    if (parts > 1) {
         kernel = (const void *)rotq_had_frag_kernel<L, KT, QUANT, ROTQ_FRAG_PARTS_BUILD>;
-        kregs = regs_parts;
         if (!rotq_kernel_has_sm90(kernel, usable_parts, dev)) return ROTQ_ERR_NOT_SUPPORTED;
+        st = rotq_frag_configure<L, KT>(kernel, regs_parts, f0.k, rows, maxb, a.groups * parts, dev, &c);
+        if (st != ROTQ_OK) return st;
+        c.grid -= c.grid % parts; // the parts of a tile in consecutive blocks
+        if (c.grid < parts) return ROTQ_ERR_NOT_SUPPORTED;
+    } else if (!whole) {
+        return ROTQ_ERR_NOT_SUPPORTED;
+    } else if (c.grid > a.groups) {
+        c.grid = a.groups;
     }
+    // rotq_frag_div is exact for task numbers t with t * tpt < 2^32.
+    if ((double)(a.groups * parts / c.grid + 2) * c.tpt * c.tpt >= 4294967296.0) return ROTQ_ERR_NOT_SUPPORTED;
     rotq_had_factor f = f0;
     f.groups_per_block = 1;
     f.krows = f.k;
-    f.slice_log = ls;
+    f.slice_log = c.ls;
     f.wgmma = 0;
     f.half_rows = 0;
-    f.stages = S;
+    f.stages = c.S;
     f.parts = parts;
     f.part_rows = rows;
     CUtensorMap xmap;
@@ -724,9 +728,9 @@ static rotq_status rotq_launch_frag(const rotq_had_args &a, const rotq_had_facto
         memset(&q, 0, sizeof q);
     if (parts > 1) {
         if constexpr (ROTQ_FRAG_PARTS_BUILD)
-            rotq_had_frag_kernel<L, KT, false, true><<<(unsigned)grid, 32 * warps, smem, stream>>>(t, f, q, xmap);
+            rotq_had_frag_kernel<L, KT, false, true><<<(unsigned)c.grid, 32 * c.warps, c.smem, stream>>>(t, f, q, xmap);
     } else {
-        rotq_had_frag_kernel<L, KT, QUANT><<<(unsigned)grid, 32 * warps, smem, stream>>>(t, f, q, xmap);
+        rotq_had_frag_kernel<L, KT, QUANT><<<(unsigned)c.grid, 32 * c.warps, c.smem, stream>>>(t, f, q, xmap);
     }
     return rotq_cuda_check_launch();
 }
