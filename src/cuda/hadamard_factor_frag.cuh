@@ -296,13 +296,19 @@ __host__ __device__ constexpr unsigned rotq_frag_slot_stride(unsigned slot_bytes
     return (slot_bytes + 1023u) & ~1023u;
 }
 
+// The block's tile i: with `parts` consecutive blocks a tile, tile b / parts
+// + i (gridDim.x / parts) of block b (parts = 1: b + i gridDim.x).
+__device__ __forceinline__ int64_t rotq_frag_tile(unsigned parts, unsigned i) {
+    return (int64_t)(blockIdx.x / parts) + (int64_t)i * (gridDim.x / parts);
+}
+
 // Issues use u of the slot ring (u = i 2^sl + h: slice h of the block's tile
-// i, tile0 + i nb, 2^sl slices a row, 2^qs 64-column blocks a slice) into slot
-// u mod S, if that tile exists. One thread.
+// i, 2^sl slices a row, 2^qs 64-column blocks a slice) into slot u mod S, if
+// that tile exists. One thread.
 __device__ __forceinline__ void rotq_frag_fill(const CUtensorMap *xmap, rotq_frag_ctl *ctl, char *slots,
                                                unsigned slot_bytes, unsigned S, int sl, int qs, unsigned u,
-                                               int64_t tile0, unsigned nb, int64_t ntiles) {
-    const int64_t tile = tile0 + (int64_t)(u >> sl) * nb;
+                                               unsigned parts, int64_t ntiles) {
+    const int64_t tile = rotq_frag_tile(parts, u >> sl);
     if (tile >= ntiles) return;
     const unsigned s = u % S, use = u / S;
     const uint32_t mbar = ptx_smem_addr(&ctl->tma[use & 1u][s]);
@@ -416,16 +422,13 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
     const unsigned S = (unsigned)f.stages;                // slots
     const int qs = f.slice_log - 6, sl = L - f.slice_log; // 2^qs 64-column blocks a slice, 2^sl slices a row
     const unsigned slot_bytes = (unsigned)K << (f.slice_log + 1), slot_stride = rotq_frag_slot_stride(slot_bytes);
-    // PARTS: f.parts consecutive blocks share each tile, block b computing the
-    // output rows r0 .. r0 + rows - 1 of H_K X H (part b mod parts, r0 =
-    // part * f.part_rows) from the whole tile, its tiles tile0 + i nb.
-    // Otherwise a block's tiles are b + i gridDim.x, all K rows.
+    // PARTS: f.parts consecutive blocks share each tile (rotq_frag_tile), block
+    // b computing the output rows r0 .. r0 + rows - 1 of H_K X H (part b mod
+    // parts, r0 = part * f.part_rows) from the whole tile. Otherwise all K rows.
     const unsigned parts = PARTS ? (unsigned)f.parts : 1u;
-    const unsigned nb = PARTS ? gridDim.x / parts : gridDim.x; // blocks per part
     const int r0 = PARTS ? (int)(blockIdx.x % parts) * f.part_rows : 0;
     const int rows = !PARTS ? K : K - r0 < f.part_rows ? K - r0 : f.part_rows;
     const int mts = PARTS ? (rows + 15) >> 4 : KT; // m tiles
-    const int64_t tile0 = PARTS ? (int64_t)(blockIdx.x / parts) : (int64_t)blockIdx.x;
     const int wrows = PARTS ? f.part_rows : K; // rows of W
     char *slots = rotq_frag_smem_buf;
     float *W = (float *)(slots + S * slot_stride);
@@ -469,7 +472,7 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
     const int64_t ntiles = a.groups;
     if (threadIdx.x == 0)
         for (unsigned u = 0; u < S; u++)
-            rotq_frag_fill(&xmap, ctl, slots, slot_bytes, S, sl, qs, u, tile0, nb, ntiles);
+            rotq_frag_fill(&xmap, ctl, slots, slot_bytes, S, sl, qs, u, parts, ntiles);
 
     const unsigned lane = ptx_lane_id();
     const uint32_t mtpt = rotq_frag_magic(tpt), ms = rotq_frag_magic(S);
@@ -479,7 +482,7 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
         t = __shfl_sync(0xffffffffu, t, 0);
         const unsigned it = rotq_frag_div(t, mtpt); // the block's tile
         int r = (int)(t - it * tpt);
-        const int64_t tile = tile0 + (int64_t)it * nb;
+        const int64_t tile = rotq_frag_tile(parts, it);
         if (tile >= ntiles) break;
         // No task of tile i starts before every task of tile i - 2 has arrived
         // on tile_done (B tasks arrive once they have read W): the other
@@ -518,7 +521,7 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
             __syncwarp();
             if (lane == 0 && atomicAdd(&ctl->reads[s], 1u) == ((unsigned)mts << qs) - 1u) {
                 ctl->reads[s] = 0;
-                rotq_frag_fill(&xmap, ctl, slots, slot_bytes, S, sl, qs, u + S, tile0, nb, ntiles);
+                rotq_frag_fill(&xmap, ctl, slots, slot_bytes, S, sl, qs, u + S, parts, ntiles);
             }
             if (mt == mts - 1 && (rows & 15) != 0 && (rows & 15) <= 8) {
                 // Rows 16mt + 8 .. are all past the block's: only the row half h = 0.
