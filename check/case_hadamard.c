@@ -611,9 +611,10 @@ void ck_op_hadamard(ck_ctx *c) {
         }
 
     /* The fragment kernel's parts (rotq_frag_parts: 2^10, K >= 20, out of place;
-       44, 52, 60 * 1024 only so): every K, from one row block (the most parts, 8 rows each) through 66 (half a
-       round of 132 one-block SMs: two parts) to 67 and 100 (two parts of several
-       row blocks a block), signs, H_K^T, every output dtype, element stores. */
+       44, 52, 60 * 1024 take the fragment kernel only in parts): every K, from one
+       row block (the most parts, 8 rows each) through 66 (half a round of 132
+       one-block SMs: two parts) to 67 and 100 (two parts of several row blocks a
+       block), signs, H_K^T, every output dtype, element stores. */
     static const int32_t part_k[7] = {20, 28, 36, 40, 44, 52, 60};
     static const int64_t part_rows[7] = {1, 2, 13, 33, 66, 67, 100};
     for (int i = 0; i < 7; i++)
