@@ -330,7 +330,8 @@ static void hadamard_groups(cuda_state *s) {
     rotq__bench_group_end(b);
 
     /* The factor sizes at 2^20 and 2^23 elements (73 and 585 rows of 14336): a few
-       tiles per SM or fewer, where the last round's tiles are shared by several blocks. */
+       tiles per SM or fewer, where the fragment kernel shares row blocks between
+       blocks at 2^10 (rotq_frag_parts). */
     if (!quick) {
         rotq__bench_group_begin(b, "hadamard-factor-mid", "K*2^m at 2^20 and 2^23 elements, f16, vs device copy");
         for (int e = 20; e <= 23; e += 3)

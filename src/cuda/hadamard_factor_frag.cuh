@@ -49,10 +49,11 @@
 // task of tile i starts before every task of tile i - 2 is done (tile_done), so
 // each wait finds its mbarrier in the phase it means.
 //
-// Small calls (at most half a round of row blocks; 2^10, K >= 20, out of
-// place) share each row block between `parts` blocks, each computing some of
-// its K output rows from the whole row block (the PARTS build,
-// rotq_frag_parts).
+// At 2^10 with K >= 20, out of place, several blocks ("parts") can share a
+// row block, each computing some of its K output rows from the whole row
+// block: for small calls, where a whole row block leaves too few input slots
+// (40 * 1024) or none (44, 52, 60 * 1024), and for calls under 4 rounds (the
+// PARTS build, rotq_frag_parts).
 //
 // Built with QUANT, the kernel is the fused rotate + quantize for these sizes
 // (quantize_rot_factor.cu): the B tasks write codes instead of y
@@ -665,8 +666,8 @@ static int rotq_frag_parts(int k, int64_t tiles, int64_t G, double ahead, int *p
 // factor is). ROTQ_ERR_NOT_SUPPORTED otherwise: the general factor kernel runs.
 // QUANT: qa holds the quantize arguments (per-row int8 / fp8 need every B
 // task of a tile held at once: warps >= B tasks; whole tiles only, as the row
-// absmax spans the tile). The Hadamard build out of place shares the tiles of
-// small calls between blocks (rotq_frag_parts). dry: decide, launch nothing.
+// absmax spans the tile). The Hadamard build out of place may share tiles
+// between blocks (rotq_frag_parts). dry: decide, launch nothing.
 template <int L, int KT, bool QUANT>
 static rotq_status rotq_launch_frag(const rotq_had_args &a, const rotq_had_factor &f0, const rotq_q_args *qa,
                                     cudaStream_t stream, const rotq_cuda_device_info *dev, bool dry) {

@@ -146,6 +146,13 @@ __device__ __forceinline__ float rotq_warp_max_nonneg(float x) {
 }
 __device__ __forceinline__ uint32_t rotq_warp_sum_u32(uint32_t x) { return __reduce_add_sync(0xffffffffu, x); }
 
+// rotq_quant_inv (formats.h) from a quotient qmax / am already divided: 0
+// exactly where the row or group flushes (am not > 0, or the quotient not
+// finite); the matching scale is 0 where this is, am / qmax otherwise.
+__device__ __forceinline__ float rotq_qt_inv_of(float am, float quotient) {
+    return am > 0.0f && quotient < INFINITY ? quotient : 0.0f;
+}
+
 // rotq_quant_inv and rotq_quant_scale split over lane pairs (lane, lane ^ 1),
 // one division a lane: a lane with sl set divides for the scale and returns
 // it, taking inv (*inv) from lane ^ 1 by a shuffle; a lane without divides for
@@ -153,7 +160,7 @@ __device__ __forceinline__ uint32_t rotq_warp_sum_u32(uint32_t x) { return __red
 // partner of an sl lane has sl clear and the same absmax.
 __device__ __forceinline__ float rotq_qt_inv_or_scale(float am, float qmax, bool sl, float *inv) {
     const float d = (sl ? am : qmax) / (sl ? qmax : am);
-    const float i = am > 0.0f && d < INFINITY ? d : 0.0f; // inv: 0 exactly where the row flushes
+    const float i = rotq_qt_inv_of(am, d);
     const float ip = __shfl_xor_sync(0xffffffffu, i, 1);
     *inv = sl ? ip : i;
     return sl ? (ip == 0.0f ? 0.0f : d) : i;

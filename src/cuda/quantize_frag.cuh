@@ -87,10 +87,8 @@ __device__ __forceinline__ void rotq_fq_int4_g(const float v[32], float fs, uint
 #pragma unroll
     for (int g = 0; g < NG; g++) {
         const int grp = g * step;
-        // inv and scale as rotq_quant_inv / rotq_quant_scale: inv is 0 exactly
-        // when the group flushes.
-        const float di = __shfl_sync(0xffffffffu, d[(2 * g) / lpu], base + (unsigned)((2 * g) & (lpu - 1)));
-        const float inv = gm[g] > 0.0f && di < INFINITY ? di : 0.0f;
+        const float inv = rotq_qt_inv_of(
+            gm[g], __shfl_sync(0xffffffffu, d[(2 * g) / lpu], base + (unsigned)((2 * g) & (lpu - 1))));
         const float icode = fs * inv;
 #pragma unroll
         for (int h = 0; h < step; h++) {
