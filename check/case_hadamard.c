@@ -621,7 +621,7 @@ void ck_op_hadamard(ck_ctx *c) {
         for (int j = 0; j < 7; j++) {
             const int v = 7 * i + j;
             if (!full && v % 5 != 0) continue;
-            had_case h = base_case(part_k[i] << 10, part_k[i], v & 1 ? BF16 : F16, k_float[v % 3], part_rows[j]);
+            h = base_case(part_k[i] << 10, part_k[i], v & 1 ? BF16 : F16, k_float[v % 3], part_rows[j]);
             h.signs = v % 3 != 1;
             h.flags = v % 4 == 2 ? ROTQ_HADAMARD_TRANSPOSE_FACTOR : 0;
             if (v % 7 == 5) h.ys += 3;
