@@ -629,6 +629,21 @@ void ck_op_hadamard(ck_ctx *c) {
             emit(c, h);
         }
 
+    /* Calls of several rounds without signs, where rotq_frag_parts weighs whole
+       tiles against 2 to 4 parts (28: two, 40: three, 52 and 60: four parts a
+       tile), several tiles a block. */
+    static const int32_t split_k[4] = {28, 40, 52, 60};
+    static const int64_t split_rows[2] = {100, 411};
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 2; j++) {
+            const int v = 2 * i + j;
+            if (!full && v != 3) continue;
+            h = base_case(split_k[i] << 10, split_k[i], v & 1 ? BF16 : F16, k_float[v % 3], split_rows[j]);
+            h.flags = v % 3 == 2 ? ROTQ_HADAMARD_TRANSPOSE_FACTOR : 0;
+            if (v % 4 == 1) h.ys += 3;
+            emit(c, h);
+        }
+
     /* The warpgroup kernel (hadamard_factor_wg.cuh; sm_90a: K > 64 at 2^6 and 2^7,
        16-bit input by TMA): every K > 64 at both widths (K > 128 at 2^7: the general
        kernel), pair stores too (rows not 16-byte aligned), and row counts from 1 to

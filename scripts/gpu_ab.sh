@@ -15,6 +15,7 @@
 #                           bench call gets 60
 #   AB_VAR_FLAGS=""         when set, a third build "var": the working tree with
 #                           these CMAKE_CUDA_FLAGS (e.g. "-DROTQ_SOME_SWITCH=1")
+#   AB_VAR2_FLAGS=""        likewise a fourth build "var2" (the rotq tool only)
 #   AB_CHECK_ON=new         the build the op suite (and racecheck) runs on: new or var
 #   AB_RACECHECK=""         when set, `rotq_test_ops --filter` text: compute-sanitizer
 #                           racecheck and memcheck over those cases of that build
@@ -57,12 +58,17 @@ if [ -n "${AB_VAR_FLAGS:-}" ]; then
     configure . build-ab/var -DCMAKE_CUDA_FLAGS="$AB_VAR_FLAGS" || { echo "configure var failed"; exit 1; }
     VARIANTS="$VARIANTS var"
 fi
+if [ -n "${AB_VAR2_FLAGS:-}" ]; then
+    configure . build-ab/var2 -DCMAKE_CUDA_FLAGS="$AB_VAR2_FLAGS" || { echo "configure var2 failed"; exit 1; }
+    VARIANTS="$VARIANTS var2"
+fi
 # The builds share the cores.
 NV=$(wc -w <<<"$VARIANTS")
 J=$(( $(nproc) / NV > 1 ? $(nproc) / NV : 1 ))
 pids=()
 for v in $VARIANTS; do
-    cmake --build "build-ab/$v" --parallel "$J" >"$OUT/build-$v.log" 2>&1 &
+    tgt=(); [ "$v" = var2 ] && tgt=(--target rotq_cli)
+    cmake --build "build-ab/$v" --parallel "$J" "${tgt[@]}" >"$OUT/build-$v.log" 2>&1 &
     pids+=($!)
 done
 fail=0
@@ -100,5 +106,6 @@ awk '/^### /{v=$2; next}
      $1 ~ /^(hadamard|quant)/ && $0 ~ /copy|empty/ && $3 ~ /^(f16|bf16|f32)$/ {
         key=$1" "$2" "$3" "$4; seen[key]=1; r[key" "v]=r[key" "v]" "$6"/"$10 }
      END { for (k in seen) { printf "%-40s base%s | new%s", k, r[k" base"], r[k" new"];
-                             if (r[k" var"] != "") printf " | var%s", r[k" var"]; printf "\n" } }' "$OUT/bench.txt" | sort
+                             if (r[k" var"] != "") printf " | var%s", r[k" var"];
+                             if (r[k" var2"] != "") printf " | var2%s", r[k" var2"]; printf "\n" } }' "$OUT/bench.txt" | sort
 echo "total: $((SECONDS - t0)) s"

@@ -628,30 +628,82 @@ static rotq_status rotq_frag_configure(const void *kernel, int *regs, int k, int
 // - a call of at most half a round (2 tiles <= the G blocks of the whole-tile
 //   grid; 40 * 1024 at 2^20 elements: 26 tiles on 132 one-block SMs): up to
 //   G / tiles parts (at most 8), rows a multiple of 2^RB and at least 8;
-// - two parts where the whole-tile plan has less than a tile of slots ahead
-//   (40 * 1024: W of 165 KB leaves three quarter-row slots) or none at all
-//   (44, 52, 60 * 1024, which otherwise take the general kernel, 52 and 60
-//   its two-pass path), or fewer than 4 rounds of tiles.
-// Same-run A/Bs on the H100, f16 (perf-notes, fragment kernel f17, f18): 2^20
-// elements 40 * 1024 15.4 -> 10.3 us, 20 * 1024 11.6 -> 9.7, 28 * 1024 12.1 ->
-// 10.6; 2^23 20, 28, 40 * 1024 -7%; 2^25 40 * 1024 72.5 -> 60.5 (signs 103.7
-// -> 94.5). Two parts lost where the slots hold tiles ahead and the rounds are
-// many (2^25: 20 * 1024 +3%, with signs +10-12%), and parts lost at 12 * 1024
-// and 2^9. Returns the parts (1: whole tiles).
-template <int L>
-static int rotq_frag_parts(int k, int64_t tiles, int64_t G, double ahead, int *part_rows) {
+// - otherwise the split with the least K-step work a tile, from whole tiles
+//   and 2 to 4 parts (rotq_frag_split_better), at least two parts where the
+//   call is under 4 rounds. Same-run A/Bs on the H100, f16, 2^25 elements
+//   (perf-notes, fragment kernel f17, f18, f21): 40 * 1024 in three parts of
+//   14 rows (three m tiles, two tiles of slots ahead) 60.9 -> 59.3 us against
+//   two of 20 (four m tiles, the last half empty, 1.75 ahead), 44 * 1024
+//   61.7 -> 56.6, 28 * 1024 in two parts of 14 58.0 -> 57.3 (1.75 -> 3 tiles
+//   ahead), while 20 * 1024 in two parts of 10 rows (two full m tiles against
+//   one and a half) lost 2%, and in three 23%;
+// - with a sign vector (every part signs the whole slot: two parts cost
+//   20 * 1024 +10-12%) two parts only where whole tiles leave less than a tile
+//   of slots ahead or do not fit, or where the call is under 4 rounds.
+// Returns the parts (1: whole tiles).
+typedef struct rotq_frag_split {
+    int parts, rows; // rows: H_K's output rows a part computes
+    int mtiles;      // A-task m tiles a tile, over its parts
+    int mrows;       // of which rows computed, a last half-empty m tile's 8
+    double ahead;    // tiles of input slots ahead (rotq_frag_plan_smem)
+} rotq_frag_split;
+
+// Whether split s does less K-step work than t, or as much with more slots
+// ahead. Less than a tile ahead stalls the K step on its loads (60 * 1024 in
+// two parts, 0.75 ahead, ran 6% slower than three with more m tiles), so it
+// comes last. The A tasks (an m tile of a 64-column block each: the operand
+// loads, the dispatch, the butterflies) set a tile's work; a half-empty m tile
+// saves its mma and half its butterflies, not its loads.
+static bool rotq_frag_split_better(const rotq_frag_split *s, const rotq_frag_split *t) {
+    const bool s_ok = s->ahead >= 1.0, t_ok = t->ahead >= 1.0;
+    if (s_ok != t_ok) return s_ok;
+    if (!s_ok && s->ahead != t->ahead) return s->ahead > t->ahead;
+    if (s->mtiles != t->mtiles) return s->mtiles < t->mtiles;
+    if (s->mrows != t->mrows) return s->mrows < t->mrows;
+    const double sa = s->ahead < 2.0 ? s->ahead : 2.0, ta = t->ahead < 2.0 ? t->ahead : 2.0;
+    if (sa != ta) return sa > ta;
+    return s->parts < t->parts;
+}
+
+template <int L, int KT>
+static int rotq_frag_parts(int k, int64_t tiles, int64_t G, bool whole, double whole_ahead, bool signs, int maxb,
+                           const rotq_cuda_device_info *dev, int *part_rows) {
     *part_rows = k;
     if (L != 10 || k < 16) return 1;
+    const int step = 1 << rotq_frag_plan<L>::RB;
     int want = 1;
 #ifdef ROTQ_FRAG_PARTS_ALL // A/B switch: this many parts for every call
     want = ROTQ_FRAG_PARTS_ALL;
 #else
-    if (2 * tiles <= G)
+    if (2 * tiles <= G) {
         want = G / tiles < 8 ? (int)(G / tiles) : 8;
-    else if (ahead < 1.0 || tiles < 4 * G)
-        want = 2;
+    } else if (signs) {
+        if (!whole || whole_ahead < 1.0 || tiles < 4 * G) want = 2;
+    } else {
+        const bool few = tiles < 4 * G; // under 4 rounds: at least two parts
+        rotq_frag_split best = {0, 0, 0, 0, 0.0};
+        for (int p = few ? 2 : 1; p <= 4; p++) {
+            rotq_frag_split s;
+            s.rows = (k + p - 1) / p;
+            s.rows = (s.rows + step - 1) / step * step;
+            if (s.rows < 8) s.rows = 8;
+            s.parts = (k + s.rows - 1) / s.rows;
+            if (s.parts != p) continue; // the same split as a smaller p
+            const int full = s.rows / 16, rem = s.rows % 16;
+            s.mtiles = p * (full + (rem != 0));
+            s.mrows = p * (16 * full + (rem == 0 ? 0 : rem <= 8 ? 8 : 16));
+            if (p == 1) {
+                if (!whole) continue;
+                s.ahead = whole_ahead;
+            } else {
+                int bps, S, ls;
+                if (!rotq_frag_plan_smem<L, KT>(k, s.rows, maxb, dev, &bps, &S, &ls, &s.ahead)) continue;
+            }
+            if (best.parts == 0 || rotq_frag_split_better(&s, &best)) best = s;
+        }
+        want = best.parts > 0 ? best.parts : 2;
+    }
 #endif
-    const int step = 1 << rotq_frag_plan<L>::RB;
     int r = (k + want - 1) / want;
     r = (r + step - 1) / step * step;
     if (r < 8) r = 8;
@@ -695,10 +747,14 @@ static rotq_status rotq_launch_frag(const rotq_had_args &a, const rotq_had_facto
     const bool whole = st == ROTQ_OK;
     int parts = 1, rows = f0.k;
     if (ROTQ_FRAG_PARTS_BUILD && a.x != a.y)
-        parts = rotq_frag_parts<L>(f0.k, a.groups, whole ? c.grid : dev->sm_count, whole ? c.ahead : 0.0, &rows);
+        parts = rotq_frag_parts<L, KT>(f0.k, a.groups, whole ? c.grid : dev->sm_count, whole, whole ? c.ahead : 0.0,
+                                       a.signs != NULL, maxb, dev, &rows);
     if (parts > 1) {
         kernel = (const void *)rotq_had_frag_kernel<L, KT, QUANT, ROTQ_FRAG_PARTS_BUILD>;
         if (!rotq_kernel_has_sm90(kernel, usable_parts, dev)) return ROTQ_ERR_NOT_SUPPORTED;
+#ifdef ROTQ_FRAG_PARTS_MAXB // A/B switch: at most this many blocks an SM with parts
+        maxb = maxb < ROTQ_FRAG_PARTS_MAXB ? maxb : ROTQ_FRAG_PARTS_MAXB;
+#endif
         st = rotq_frag_configure<L, KT>(kernel, regs_parts, f0.k, rows, maxb, a.groups * parts, dev, &c);
         if (st != ROTQ_OK) return st;
         c.grid -= c.grid % parts; // the parts of a tile in consecutive blocks
