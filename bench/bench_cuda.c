@@ -341,8 +341,9 @@ static void hadamard_groups(cuda_state *s) {
     }
 
     /* K * 2^10 past the whole-row fragment kernel (W of 44, 52, 60 rows of 2^10
-       fp32 leaves no room for input slots): two parts a row block, or before them
-       the general kernel (52, 60: its two-pass path). */
+       fp32 leaves no room for input slots): three or four parts a row block
+       (rotq_frag_parts), or before them the general kernel (52, 60: its two-pass
+       path). */
     if (!quick) {
         static const int32_t wide_k[] = {44, 52, 60};
         rotq__bench_group_begin(b, "hadamard-factor-wide", "K*2^10 for K = 44, 52, 60, f16, vs device copy");

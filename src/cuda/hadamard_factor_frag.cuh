@@ -51,9 +51,12 @@
 //
 // At 2^10 with K >= 20, out of place, several blocks ("parts") can share a
 // row block, each computing some of its K output rows from the whole row
-// block: for small calls, where a whole row block leaves too few input slots
-// (40 * 1024) or none (44, 52, 60 * 1024), and for calls under 4 rounds (the
-// PARTS build, rotq_frag_parts).
+// block (the PARTS build, rotq_frag_parts): for small calls; without signs,
+// wherever a split into 2 to 4 parts needs fewer K-step m tiles or leaves more
+// input slots ahead than whole row blocks (28 * 1024: two parts; 40, 44 * 1024:
+// three; 52, 60 * 1024, whose whole row blocks do not fit: four); with signs,
+// where a whole row block leaves too few input slots (40 * 1024) or none; and
+// for calls under 4 rounds.
 //
 // Built with QUANT, the kernel is the fused rotate + quantize for these sizes
 // (quantize_rot_factor.cu): the B tasks write codes instead of y
