@@ -308,10 +308,11 @@ __device__ __forceinline__ int64_t rotq_frag_tile(unsigned parts, unsigned i) {
 
 // Issues use u of the slot ring (u = i 2^sl + h: slice h of the block's tile
 // i, 2^sl slices a row, 2^qs 64-column blocks a slice) into slot u mod S, if
-// that tile exists. One thread.
+// that tile exists. One thread. ef: the lines marked evict-first in L2
+// (rotq_frag_evict_first).
 __device__ __forceinline__ void rotq_frag_fill(const CUtensorMap *xmap, rotq_frag_ctl *ctl, char *slots,
                                                unsigned slot_bytes, unsigned S, int sl, int qs, unsigned u,
-                                               unsigned parts, int64_t ntiles) {
+                                               unsigned parts, int64_t ntiles, bool ef) {
     const int64_t tile = rotq_frag_tile(parts, u >> sl);
     if (tile >= ntiles) return;
     const unsigned s = u % S, use = u / S;
@@ -319,8 +320,12 @@ __device__ __forceinline__ void rotq_frag_fill(const CUtensorMap *xmap, rotq_fra
     ptx_fence_proxy_async_smem(); // the slot's earlier reads (generic proxy) before the TMA writes
     ptx_mbarrier_arrive_expect_tx(mbar, slot_bytes);
     const int32_t c2 = (int32_t)((u & ((1u << sl) - 1u)) << qs); // the slice's first 64-column block
-    ptx_tma_load_4d(ptx_smem_addr(slots + s * rotq_frag_slot_stride(slot_bytes)), xmap, 0, 0, c2, (int32_t)tile,
-                    mbar);
+    if (ef)
+        ptx_tma_load_4d_hint(ptx_smem_addr(slots + s * rotq_frag_slot_stride(slot_bytes)), xmap, 0, 0, c2,
+                             (int32_t)tile, mbar, ptx_l2_evict_first());
+    else
+        ptx_tma_load_4d(ptx_smem_addr(slots + s * rotq_frag_slot_stride(slot_bytes)), xmap, 0, 0, c2, (int32_t)tile,
+                        mbar);
 }
 
 // The signs of row block g applied to its 64-column block q, whose K lines
@@ -440,6 +445,12 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
     char *zero16 = (char *)(afr + (PARTS ? (wrows + 15) >> 4 : KT) * KT * 32);
     rotq_frag_ctl *ctl = (rotq_frag_ctl *)(zero16 + 16);
     const bool signs = a.signs != nullptr;
+    // The input read once marked evict-first in L2 where that measured faster:
+    // the fused build and signed calls (same-run A/B on the H100, 2^25: fused
+    // 14336 int8 / fp8 -1.0 / -1.3%, signed 12, 20, 28 * 1024 and 28 * 512 -1.5
+    // to -3%), but not the unsigned Hadamard (20 * 1024, 28 * 512 +2.5%), nor
+    // with parts, which read a tile again from L2.
+    const bool ef = !PARTS && (QUANT || signs);
     const int ta = mts << (L - 6);   // A tasks: (m tile, 64-column block)
     const int tb = rows >> plan::RB; // B tasks: 2^RB rows each
     const unsigned tpt = (unsigned)(ta + tb);
@@ -476,7 +487,7 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
     const int64_t ntiles = a.groups;
     if (threadIdx.x == 0)
         for (unsigned u = 0; u < S; u++)
-            rotq_frag_fill(&xmap, ctl, slots, slot_bytes, S, sl, qs, u, parts, ntiles);
+            rotq_frag_fill(&xmap, ctl, slots, slot_bytes, S, sl, qs, u, parts, ntiles, ef);
 
     const unsigned lane = ptx_lane_id();
     const uint32_t mtpt = rotq_frag_magic(tpt), ms = rotq_frag_magic(S);
@@ -525,7 +536,7 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
             __syncwarp();
             if (lane == 0 && atomicAdd(&ctl->reads[s], 1u) == ((unsigned)mts << qs) - 1u) {
                 ctl->reads[s] = 0;
-                rotq_frag_fill(&xmap, ctl, slots, slot_bytes, S, sl, qs, u + S, parts, ntiles);
+                rotq_frag_fill(&xmap, ctl, slots, slot_bytes, S, sl, qs, u + S, parts, ntiles, ef);
             }
             if (mt == mts - 1 && (rows & 15) != 0 && (rows & 15) <= 8) {
                 // Rows 16mt + 8 .. are all past the block's: only the row half h = 0.

@@ -491,7 +491,7 @@ __device__ __forceinline__ void rotq_pow2_init_tma(const rotq_had_args &a, char 
 // Chunks past the end are zero-filled; without vector access every element is
 // copied with an ordinary load (synchronously). With a.tma, thread 0 issues the
 // tile's box copies on the stage's mbarrier.
-template <int L, int ES>
+template <int L, int ES, bool EF = false>
 __device__ __forceinline__ void rotq_stage_tile(const rotq_had_args &a, int64_t tile, int64_t total, char *stage,
                                                 const CUtensorMap *tmap, uint32_t mbar) {
     typedef rotq_pow2_smem<L, ES> sm;
@@ -503,7 +503,7 @@ __device__ __forceinline__ void rotq_stage_tile(const rotq_had_args &a, int64_t 
             // barrier): order them before the TMA's writes (async proxy).
             ptx_bulk_wait_read<0>();
             ptx_fence_proxy_async_smem();
-            rotq_tma_load_rows(tmap, tile * sm::TMA_ROWS, sm::TMA_ROWS, sm::TMA_BOX, stage, mbar);
+            rotq_tma_load_rows<EF>(tmap, tile * sm::TMA_ROWS, sm::TMA_ROWS, sm::TMA_BOX, stage, mbar);
         }
         return;
     }
@@ -541,11 +541,11 @@ __device__ __forceinline__ void rotq_stage_tile(const rotq_had_args &a, int64_t 
 }
 
 // Kernel start: the first tile's copies, when prefetching.
-template <int L, int ES>
+template <int L, int ES, bool EF = false>
 __device__ __forceinline__ void rotq_pow2_first_tile(const rotq_had_args &a, int64_t ntiles, int64_t total,
                                                      char *smem, const CUtensorMap *tmap) {
     if (rotq_pow2_smem<L, ES>::PREFETCH && (int64_t)blockIdx.x < ntiles)
-        rotq_stage_tile<L, ES>(a, blockIdx.x, total, smem, tmap, rotq_pow2_mbar<L, ES>(smem, 0));
+        rotq_stage_tile<L, ES, EF>(a, blockIdx.x, total, smem, tmap, rotq_pow2_mbar<L, ES>(smem, 0));
     if (!rotq_tma_on(a.tma)) ptx_cp_async_commit();
 }
 
@@ -554,7 +554,7 @@ __device__ __forceinline__ void rotq_pow2_first_tile(const rotq_had_args &a, int
 // next tile's copies into the other stage when prefetching, wait for this
 // tile's, and return its stage. `it` counts the block's tiles: its low bit is
 // the stage when prefetching, the rest gives the mbarrier phase.
-template <int L, int ES>
+template <int L, int ES, bool EF = false>
 __device__ __forceinline__ char *rotq_pow2_tile_stage(const rotq_had_args &a, int64_t tile, int64_t ntiles,
                                                       int64_t total, char *smem, const CUtensorMap *tmap,
                                                       unsigned it) {
@@ -564,10 +564,10 @@ __device__ __forceinline__ char *rotq_pow2_tile_stage(const rotq_had_args &a, in
     const int b = sm::PREFETCH ? buf : 0;
     if (sm::PREFETCH) {
         if (tile + gridDim.x < ntiles)
-            rotq_stage_tile<L, ES>(a, tile + gridDim.x, total, smem + (buf ^ 1) * (sm::STAGE + sm::EXTRA), tmap,
+            rotq_stage_tile<L, ES, EF>(a, tile + gridDim.x, total, smem + (buf ^ 1) * (sm::STAGE + sm::EXTRA), tmap,
                                    rotq_pow2_mbar<L, ES>(smem, buf ^ 1));
     } else {
-        rotq_stage_tile<L, ES>(a, tile, total, smem, tmap, rotq_pow2_mbar<L, ES>(smem, 0));
+        rotq_stage_tile<L, ES, EF>(a, tile, total, smem, tmap, rotq_pow2_mbar<L, ES>(smem, 0));
     }
     if (rotq_tma_on(a.tma)) {
         // the k-th use of a stage's mbarrier waits for phase parity k & 1

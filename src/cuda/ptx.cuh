@@ -203,6 +203,26 @@ __device__ __forceinline__ void ptx_tma_load_2d(uint32_t smem_addr, const void *
 #endif
 }
 
+// The same with an L2 cache policy (ptx_l2_evict_first) for the loaded lines.
+__device__ __forceinline__ void ptx_tma_load_2d_hint(uint32_t smem_addr, const void *map, int32_t c0, int32_t c1,
+                                                     uint32_t mbar, uint64_t policy) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint "
+                 "[%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(smem_addr),
+                 "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(mbar), "l"(policy)
+                 : "memory");
+#endif
+}
+
+// An L2 policy that marks every line it is given to evict first (data read once).
+__device__ __forceinline__ uint64_t ptx_l2_evict_first(void) {
+    uint64_t p = 0;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(p));
+#endif
+    return p;
+}
+
 // Tensor (TMA) load of one box at coordinates (c0, c1, c2, c3) of a 4-D tensor map
 // into this block's shared memory; completes the box's bytes on the mbarrier (sm_90).
 __device__ __forceinline__ void ptx_tma_load_4d(uint32_t smem_addr, const void *map, int32_t c0, int32_t c1,
@@ -211,6 +231,17 @@ __device__ __forceinline__ void ptx_tma_load_4d(uint32_t smem_addr, const void *
     asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, "
                  "%3, %4, %5}], [%6];\n" ::"r"(smem_addr),
                  "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(mbar)
+                 : "memory");
+#endif
+}
+
+// The same with an L2 cache policy (ptx_l2_evict_first) for the loaded lines.
+__device__ __forceinline__ void ptx_tma_load_4d_hint(uint32_t smem_addr, const void *map, int32_t c0, int32_t c1,
+                                                     int32_t c2, int32_t c3, uint32_t mbar, uint64_t policy) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint "
+                 "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;\n" ::"r"(smem_addr),
+                 "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(mbar), "l"(policy)
                  : "memory");
 #endif
 }

@@ -59,13 +59,20 @@ __device__ __forceinline__ bool rotq_tma_on(int32_t flag) {
 
 // Loads `rows` rows of 128 bytes starting at row `row0` of the map into the
 // stage (1024-byte aligned) in boxes of box_rows, and arms the mbarrier with
-// their byte count. Called by one thread.
+// their byte count. Called by one thread. EF: the lines marked evict-first in L2.
+template <bool EF = false>
 __device__ __forceinline__ void rotq_tma_load_rows(const CUtensorMap *map, int64_t row0, int rows, int box_rows,
                                                    char *stage, uint32_t mbar) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     ptx_mbarrier_arrive_expect_tx(mbar, (uint32_t)rows * ROTQ_TMA_ROW_BYTES);
-    for (int r = 0; r < rows; r += box_rows)
-        ptx_tma_load_2d(ptx_smem_addr(stage + r * ROTQ_TMA_ROW_BYTES), map, 0, (int32_t)(row0 + r), mbar);
+    const uint64_t policy = EF ? ptx_l2_evict_first() : 0;
+    for (int r = 0; r < rows; r += box_rows) {
+        if (EF)
+            ptx_tma_load_2d_hint(ptx_smem_addr(stage + r * ROTQ_TMA_ROW_BYTES), map, 0, (int32_t)(row0 + r), mbar,
+                                 policy);
+        else
+            ptx_tma_load_2d(ptx_smem_addr(stage + r * ROTQ_TMA_ROW_BYTES), map, 0, (int32_t)(row0 + r), mbar);
+    }
 #else
     (void)map, (void)row0, (void)rows, (void)box_rows, (void)stage, (void)mbar;
 #endif
