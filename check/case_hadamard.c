@@ -23,7 +23,9 @@ typedef struct had_case {
     int variant; /* CPU thread count / CUDA stream choice */
     int ws;      /* CUDA workspace: 1 the call takes the two-pass path (the workspace
                     protocol, workspace.c), -1 it needs none (the query must say 0),
-                    0 not asserted; on the CPU the query must say 0 for every case */
+                    -2 it needs none where the fragment kernel runs (compute
+                    capability 9.x and sm_90a code in the library), 0 not asserted;
+                    on the CPU the query must say 0 for every case */
 } had_case;
 
 static const int32_t k_factors[] = {12, 20, 28, 36, 40, 44, 52, 60, 108, 116, 124, 140, 156, 172};
@@ -35,7 +37,7 @@ static void case_name(const had_case *h, char *buf, size_t n) {
     else if (h->factor == ROTQ_HADAMARD_FACTOR_POW2) snprintf(f, sizeof f, "pow2");
     else snprintf(f, sizeof f, "%d", h->factor);
     char ws[32] = "";
-    if (h->ws) snprintf(ws, sizeof ws, " workspace=%s", h->ws > 0 ? "fallback" : "none");
+    if (h->ws) snprintf(ws, sizeof ws, " workspace=%s", h->ws > 0 ? "fallback" : h->ws == -1 ? "none" : "none-sm90a");
     snprintf(buf, n,
              "hadamard n=%d factor=%s%s signs=%d scale=%s %s->%s rows=%lld cols=%lld xs=%lld ys=%lld %s"
              " off=%d v=%d%s",
@@ -163,7 +165,11 @@ static void check_workspace(const had_case *h, had_ws *w, rotq_backend b, struct
         ck_fail(r, "rotq_hadamard_workspace_size returned %s", rotq_status_name(st));
         return;
     }
-    if ((b == ROTQ_BACKEND_CPU || h->ws < 0) && bytes != 0)
+    /* -2: the fragment kernel's sizes, one pass where it runs (sm_90a code on a
+       9.x device), the two-pass path elsewhere. */
+    const int none = h->ws == -1 || (h->ws == -2 && b == ROTQ_BACKEND_CUDA && ck_cuda_cc_major() == 9 &&
+                                     strstr(rotq_build_info(), "90a") != NULL);
+    if ((b == ROTQ_BACKEND_CPU || none) && bytes != 0)
         ck_fail(r, "rotq_hadamard_workspace_size: %zu bytes, expected 0 (%s)", bytes,
                 b == ROTQ_BACKEND_CPU ? "the CPU backend needs none" : "a one-pass size");
     if (b != ROTQ_BACKEND_CUDA || h->ws <= 0) return;
@@ -665,7 +671,8 @@ void ck_op_hadamard(ck_ctx *c) {
        path: 2^m = 4096 (no one-pass factor kernel past 2^11), K = 52 at 2^10 in
        place (W past shared memory; out of place the fragment kernel's parts take
        it), 16-bit and f32, a strided output, signs. Then
-       sizes that need none: a power of two, and 28 * 512 (one pass). */
+       sizes that need none: a power of two, 28 * 512 (one pass), and 52 * 1024 out
+       of place where the fragment kernel takes it in parts (sm_90a). */
     h = base_case(12 * 4096, 12, BF16, F32, 3);
     h.ys += 4, h.signs = 1, h.ws = 1;
     emit(c, h);
@@ -680,5 +687,8 @@ void ck_op_hadamard(ck_ctx *c) {
     emit(c, h);
     h = base_case(28 * 512, 28, BF16, BF16, 4);
     h.ws = -1;
+    emit(c, h);
+    h = base_case(52 * 1024, 52, F16, BF16, 5);
+    h.ws = -2;
     emit(c, h);
 }

@@ -47,5 +47,8 @@ struct CUstream_st *ck_stream_create(rotq_backend backend, int use_stream);
 void ck_stream_free(rotq_backend backend, struct CUstream_st *stream);
 /* The last backend memory error as text ("" if none). */
 const char *ck_buf_error(void);
+/* Compute capability major of the current CUDA device; 0 without one (or a
+   check library built without CUDA). */
+int ck_cuda_cc_major(void);
 
 #endif

@@ -13,6 +13,17 @@ static char g_err[256];
 
 const char *ck_buf_error(void) { return g_err; }
 
+int ck_cuda_cc_major(void) {
+#ifdef ROTQ_WITH_CUDA
+    int dev = 0, major = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess) return 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) return 0;
+    return major;
+#else
+    return 0;
+#endif
+}
+
 #ifdef ROTQ_WITH_CUDA
 static int cuda_fail(const char *what, cudaError_t e) {
     snprintf(g_err, sizeof g_err, "%s: %s", what, cudaGetErrorString(e));
