@@ -635,16 +635,18 @@ void ck_op_hadamard(ck_ctx *c) {
             emit(c, h);
         }
 
-    /* Calls of several rounds without signs, where rotq_frag_parts weighs whole
-       tiles against 2 to 4 parts (28: two, 40: three, 52 and 60: four parts a
-       tile), several tiles a block. */
+    /* Calls of several row blocks a block without signs, where rotq_frag_parts
+       splits row blocks by the work of the K step (28: two parts, 40: three, 52 and
+       60: four): under 4 rounds of 132 one-block SMs (100, 411 rows: at least two
+       parts), and at 4 rounds or more (600 rows of 28 and 40 * 1024: whole row
+       blocks weighed against the parts). */
     static const int32_t split_k[4] = {28, 40, 52, 60};
-    static const int64_t split_rows[2] = {100, 411};
+    static const int64_t split_rows[4][2] = {{100, 600}, {100, 600}, {100, 411}, {100, 411}};
     for (int i = 0; i < 4; i++)
         for (int j = 0; j < 2; j++) {
             const int v = 2 * i + j;
             if (!full && v != 3) continue;
-            h = base_case(split_k[i] << 10, split_k[i], v & 1 ? BF16 : F16, k_float[v % 3], split_rows[j]);
+            h = base_case(split_k[i] << 10, split_k[i], v & 1 ? BF16 : F16, k_float[v % 3], split_rows[i][j]);
             h.flags = v % 3 == 2 ? ROTQ_HADAMARD_TRANSPOSE_FACTOR : 0;
             if (v % 4 == 1) h.ys += 3;
             emit(c, h);

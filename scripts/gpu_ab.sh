@@ -15,7 +15,8 @@
 #                           bench call gets 60
 #   AB_VAR_FLAGS=""         when set, a third build "var": the working tree with
 #                           these CMAKE_CUDA_FLAGS (e.g. "-DROTQ_SOME_SWITCH=1")
-#   AB_VAR2_FLAGS=""        likewise a fourth build "var2" (the rotq tool only)
+#   AB_VAR2_FLAGS=""        likewise a fourth build "var2" (the rotq tool only: the op
+#                           suite runs on it, racecheck does not)
 #   AB_CHECK_ON=new         the build the op suite (and racecheck) runs on: new or var
 #   AB_RACECHECK=""         when set, `rotq_test_ops --filter` text: compute-sanitizer
 #                           racecheck and memcheck over those cases of that build
@@ -68,7 +69,7 @@ J=$(( $(nproc) / NV > 1 ? $(nproc) / NV : 1 ))
 pids=()
 for v in $VARIANTS; do
     tgt=(); [ "$v" = var2 ] && tgt=(--target rotq_cli)
-    cmake --build "build-ab/$v" --parallel "$J" "${tgt[@]}" >"$OUT/build-$v.log" 2>&1 &
+    cmake --build "build-ab/$v" --parallel "$J" ${tgt[@]+"${tgt[@]}"} >"$OUT/build-$v.log" 2>&1 &
     pids+=($!)
 done
 fail=0

@@ -760,16 +760,18 @@ static rotq_status rotq_launch_frag(const rotq_had_args &a, const rotq_had_facto
     if (st != ROTQ_OK && st != ROTQ_ERR_NOT_SUPPORTED) return st;
     const bool whole = st == ROTQ_OK;
     int parts = 1, rows = f0.k;
+#ifdef ROTQ_FRAG_PARTS_MAXB // A/B switch: at most this many blocks an SM with parts
+    const int maxb_parts = maxb < ROTQ_FRAG_PARTS_MAXB ? maxb : ROTQ_FRAG_PARTS_MAXB;
+#else
+    const int maxb_parts = maxb;
+#endif
     if (ROTQ_FRAG_PARTS_BUILD && a.x != a.y)
         parts = rotq_frag_parts<L, KT>(f0.k, a.groups, whole ? c.grid : dev->sm_count, whole, whole ? c.ahead : 0.0,
-                                       a.signs != NULL, maxb, dev, &rows);
+                                       a.signs != NULL, maxb_parts, dev, &rows);
     if (parts > 1) {
         kernel = (const void *)rotq_had_frag_kernel<L, KT, QUANT, ROTQ_FRAG_PARTS_BUILD>;
         if (!rotq_kernel_has_sm90(kernel, usable_parts, dev)) return ROTQ_ERR_NOT_SUPPORTED;
-#ifdef ROTQ_FRAG_PARTS_MAXB // A/B switch: at most this many blocks an SM with parts
-        maxb = maxb < ROTQ_FRAG_PARTS_MAXB ? maxb : ROTQ_FRAG_PARTS_MAXB;
-#endif
-        st = rotq_frag_configure<L, KT>(kernel, regs_parts, f0.k, rows, maxb, a.groups * parts, dev, &c);
+        st = rotq_frag_configure<L, KT>(kernel, regs_parts, f0.k, rows, maxb_parts, a.groups * parts, dev, &c);
         if (st != ROTQ_OK) return st;
         c.grid -= c.grid % parts; // the parts of a tile in consecutive blocks
         if (c.grid < parts) return ROTQ_ERR_NOT_SUPPORTED;

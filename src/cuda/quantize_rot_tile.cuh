@@ -593,9 +593,9 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_qt_min_blocks
 
     unsigned it = 0;
     rotq_pow2_init_tma<L, ES>(a, rotq_smem);
-    rotq_pow2_first_tile<L, ES, ROTQ_QT_EVICT_FIRST>(a, ntiles, total, rotq_smem, &tmap);
+    rotq_pow2_first_tile<L, ES, (ROTQ_QT_EVICT_FIRST != 0)>(a, ntiles, total, rotq_smem, &tmap);
     for (int64_t tile = blockIdx.x; tile < ntiles; tile += gridDim.x, it++) {
-        char *cur = rotq_pow2_tile_stage<L, ES, ROTQ_QT_EVICT_FIRST>(a, tile, ntiles, total, rotq_smem, &tmap, it);
+        char *cur = rotq_pow2_tile_stage<L, ES, (ROTQ_QT_EVICT_FIRST != 0)>(a, tile, ntiles, total, rotq_smem, &tmap, it);
         float v[32];
         rotq_read_stage32<ES>(cur, local0, a.in_dtype, v);
         if (a.signs) {

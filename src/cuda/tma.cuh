@@ -67,7 +67,7 @@ __device__ __forceinline__ void rotq_tma_load_rows(const CUtensorMap *map, int64
     ptx_mbarrier_arrive_expect_tx(mbar, (uint32_t)rows * ROTQ_TMA_ROW_BYTES);
     const uint64_t policy = EF ? ptx_l2_evict_first() : 0;
     for (int r = 0; r < rows; r += box_rows) {
-        if (EF)
+        if constexpr (EF)
             ptx_tma_load_2d_hint(ptx_smem_addr(stage + r * ROTQ_TMA_ROW_BYTES), map, 0, (int32_t)(row0 + r), mbar,
                                  policy);
         else
