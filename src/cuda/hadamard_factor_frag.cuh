@@ -679,12 +679,20 @@ static bool rotq_frag_split_better(const rotq_frag_split *s, const rotq_frag_spl
     return s->parts < t->parts;
 }
 
+// Rows of a part when K rows are asked in `want` parts: a multiple of 2^RB, at
+// least 8 (the parts are then ceil(k / rows), which may be fewer than want).
+template <int L>
+static int rotq_frag_part_rows(int k, int want) {
+    const int step = 1 << rotq_frag_plan<L>::RB;
+    const int r = ((k + want - 1) / want + step - 1) / step * step;
+    return r < 8 ? 8 : r;
+}
+
 template <int L, int KT>
 static int rotq_frag_parts(int k, int64_t tiles, int64_t G, bool whole, double whole_ahead, bool signs, int maxb,
                            const rotq_cuda_device_info *dev, int *part_rows) {
     *part_rows = k;
     if (L != 10 || k < 16) return 1;
-    const int step = 1 << rotq_frag_plan<L>::RB;
     int want = 1;
 #ifdef ROTQ_FRAG_PARTS_ALL // A/B switch: this many parts for every call
     want = ROTQ_FRAG_PARTS_ALL;
@@ -698,9 +706,7 @@ static int rotq_frag_parts(int k, int64_t tiles, int64_t G, bool whole, double w
         rotq_frag_split best = {0, 0, 0, 0, 0.0};
         for (int p = few ? 2 : 1; p <= 4; p++) {
             rotq_frag_split s;
-            s.rows = (k + p - 1) / p;
-            s.rows = (s.rows + step - 1) / step * step;
-            if (s.rows < 8) s.rows = 8;
+            s.rows = rotq_frag_part_rows<L>(k, p);
             s.parts = (k + s.rows - 1) / s.rows;
             if (s.parts != p) continue; // the same split as a smaller p
             const int full = s.rows / 16, rem = s.rows % 16;
@@ -718,9 +724,7 @@ static int rotq_frag_parts(int k, int64_t tiles, int64_t G, bool whole, double w
         want = best.parts > 0 ? best.parts : 2;
     }
 #endif
-    int r = (k + want - 1) / want;
-    r = (r + step - 1) / step * step;
-    if (r < 8) r = 8;
+    const int r = rotq_frag_part_rows<L>(k, want);
     if (r >= k) return 1;
     *part_rows = r;
     return (k + r - 1) / r;
