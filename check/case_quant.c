@@ -646,6 +646,21 @@ void ck_op_quantize(ck_ctx *c) {
             run_case(c, q);
         }
     }
+    /* The fragment kernel's per-row int8 / fp8 over several tiles a block: the
+       codes of a tile are written by the block's next tile's A tasks, and those
+       of its last tile by the A tasks of one more (rotq_frag_row_codes). */
+    if (full) {
+        q = rotated(base(ROTQ_QUANT_FP8_ROW, 0, ROTQ_DTYPE_BF16, 1001, 14336), 14336, 28, 0, 1);
+        run_case(c, q);
+        q = rotated(base(ROTQ_QUANT_INT8_ROW, 0, ROTQ_DTYPE_F16, 401, 20480), 20480, 20, 0, 0);
+        q.special = 2;
+        run_case(c, q);
+        q = rotated(base(ROTQ_QUANT_FP8_ROW, 0, ROTQ_DTYPE_F16, 1501, 3072), 3072, 12, 0, 0);
+        run_case(c, q);
+        q = rotated(base(ROTQ_QUANT_INT8_ROW, 0, ROTQ_DTYPE_BF16, 1003, 9216), 9216, 36, 0, 1);
+        q.row_sums = 0;
+        run_case(c, q);
+    }
     /* Model-sized rotated rows, row sums off, another static scale. */
     q = rotated(base(ROTQ_QUANT_INT8_ROW, 0, ROTQ_DTYPE_F16, 3, 14336), 14336, ROTQ_HADAMARD_FACTOR_AUTO, 0, 1);
     run_case(c, q);
