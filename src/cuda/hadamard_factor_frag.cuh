@@ -784,6 +784,11 @@ static rotq_status rotq_launch_frag(const rotq_had_args &a, const rotq_had_facto
     } else if (c.grid > a.groups) {
         c.grid = a.groups;
     }
+    // One block an SM: as many blocks as fill every round (rotq_balanced_grid).
+    // 20 * 1024 at 2^25 elements (1639 tiles: 13 rounds on 132 or 127 blocks)
+    // measured 2-2.5% faster on 127; with several blocks an SM, no change
+    // (perf-notes, fragment kernel f25).
+    if (c.bps == 1) c.grid = rotq_balanced_grid(c.grid / parts, a.groups) * parts;
     // rotq_frag_div is exact for task numbers t with t * tpt < 2^32.
     if ((double)(a.groups * parts / c.grid + 2) * c.tpt * c.tpt >= 4294967296.0) return ROTQ_ERR_NOT_SUPPORTED;
     rotq_had_factor f = f0;
