@@ -646,9 +646,9 @@ void ck_op_quantize(ck_ctx *c) {
             run_case(c, q);
         }
     }
-    /* The fragment kernel's per-row int8 / fp8 over several tiles a block: the
-       codes of a tile are written by the block's next tile's A tasks, and those
-       of its last tile by the A tasks of one more (rotq_frag_row_codes). */
+    /* The fragment kernel's per-row int8 / fp8 over several tiles a block (the row
+       absmax and row-sum words and the amx mbarrier reused by tile parity), at
+       2^8, 2^9 and 2^10, signs and special rows included. */
     if (full) {
         q = rotated(base(ROTQ_QUANT_FP8_ROW, 0, ROTQ_DTYPE_BF16, 1001, 14336), 14336, 28, 0, 1);
         run_case(c, q);
