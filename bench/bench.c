@@ -270,6 +270,46 @@ void rotq_bench_write_json(const rotq_bench_results *r, FILE *f) {
     fputs("]\n", f);
 }
 
+/* ---- disturbed baselines ------------------------------------------------ */
+
+#define STEADY_BYTES (64.0 * 1048576.0) /* a flushed copy of this much is bandwidth-bound */
+#define STEADY_MIN_ROWS 5
+#define DISTURBED_BELOW 0.9 /* of the run's median copy bandwidth */
+
+static int steady_copy_row(const rotq_bench_row *row) {
+    return (row->state == ROTQ_BENCH_ROW_OK || row->state == ROTQ_BENCH_ROW_WRONG) && row->baseline_us > 0.0 &&
+           row->bytes >= STEADY_BYTES && (!strcmp(row->baseline, "copy") || !strcmp(row->baseline, "memcpy"));
+}
+
+size_t rotq_bench_flag_disturbed(rotq_bench_results *r, size_t first, FILE *table) {
+    if (!r || first >= r->count) return 0;
+    double *bw = malloc((r->count - first) * sizeof *bw);
+    if (!bw) return 0;
+    int nbw = 0;
+    for (size_t i = first; i < r->count; i++)
+        if (steady_copy_row(&r->rows[i])) bw[nbw++] = r->rows[i].bytes / (r->rows[i].baseline_us * 1e3);
+    size_t marked = 0;
+    if (nbw >= STEADY_MIN_ROWS) {
+        const double median = rotq__bench_median(bw, nbw);
+        for (size_t i = first; i < r->count; i++) {
+            rotq_bench_row *row = &r->rows[i];
+            if (!steady_copy_row(row)) continue;
+            const double gbps = row->bytes / (row->baseline_us * 1e3);
+            if (gbps >= DISTURBED_BELOW * median) continue;
+            marked++;
+            const size_t len = strlen(row->note);
+            snprintf(row->note + len, sizeof row->note - len, "%sdisturbed: copy at %.0f of the run's %.0f GB/s",
+                     len ? "; " : "", gbps, median);
+            if (table)
+                fprintf(table, "warning: %s %s %s n=%ld: its copy baseline ran at %.0f GB/s against the run's"
+                        " median %.0f GB/s (below %.0f%%): the device was disturbed, the ratio is not comparable\n",
+                        row->group, row->op, row->dtype, (long)row->n, gbps, median, 100.0 * DISTURBED_BELOW);
+        }
+    }
+    free(bw);
+    return marked;
+}
+
 /* ---- entry points ------------------------------------------------------- */
 
 int rotq_bench_collect(const rotq_bench_options *o, FILE *table, rotq_bench_results *res) {
@@ -279,6 +319,7 @@ int rotq_bench_collect(const rotq_bench_options *o, FILE *table, rotq_bench_resu
     if (opt.ops == 0) opt.ops = ROTQ_BENCH_OP_ALL;
     rotq__bench b = {&opt, table, res, "", "", res->count};
     int failures_before = res->failures;
+    const size_t first = res->count;
     int rc;
     switch (opt.backend) {
     case ROTQ_BACKEND_CPU:
@@ -296,6 +337,7 @@ int rotq_bench_collect(const rotq_bench_options *o, FILE *table, rotq_bench_resu
         return ROTQ_BENCH_BAD_OPTIONS;
     }
     if (rc != ROTQ_BENCH_OK) return rc;
+    rotq_bench_flag_disturbed(res, first, table);
     return res->failures > failures_before ? ROTQ_BENCH_FAILED : ROTQ_BENCH_OK;
 }
 

@@ -100,6 +100,15 @@ void rotq_bench_write_json(const rotq_bench_results *r, FILE *f);
 /* An SVG bar chart of ratio vs baseline, one bar per row, with target marks. */
 void rotq_bench_write_svg(const rotq_bench_results *r, FILE *f);
 
+/* Marks the measured rows [first, r->count) whose copy baseline ran below 90% of
+   the median copy bandwidth of those rows (rows of at least 64 MiB only, where a
+   flushed copy is bandwidth-bound and repeats within about 1%; at least 5 such
+   rows): the device was disturbed while they ran (another process, clocks), so
+   their ratios are not comparable with the rest of the run. Each marked row gets
+   a note (in the JSON too) and, with table != NULL, a warning line. Returns the
+   number of rows marked. rotq_bench_collect calls it on the rows it adds. */
+size_t rotq_bench_flag_disturbed(rotq_bench_results *r, size_t first, FILE *table);
+
 /* Geometric mean of the ratios of each group's measured rows, one line a group. */
 void rotq_bench_print_geomeans(const rotq_bench_results *r, FILE *f);
 

@@ -43,6 +43,8 @@ def main():
                 continue
             t = r.get("target")
             met = "" if not t else ("yes" if r["ratio"] <= t else "no")
+            if "disturbed" in (r.get("note") or ""):  # rotq_bench_flag_disturbed
+                met = (met + " " if met else "") + "(baseline disturbed)"
             ratios.append(r["ratio"])
             out.write(f"| {r['op']} | {r['dtype']} | {r['n']} | {fmt_elems(r['elements'])} | {r['us']:.2f} | "
                       f"{r['gbps']:.0f} | {r['baseline_us']:.2f} | {r['ratio']:.3f} | "
