@@ -119,13 +119,12 @@ static size_t copy_baseline_bytes(double half) {
 
 /* Times the row's baseline; decode rows compare with an empty launch. */
 static void time_baseline(cuda_state *s, rotq_bench_row *row) {
+    const int empty = strcmp(row->baseline, "empty-kernel") == 0;
     const double half = row->bytes / 2.0;
     size_t copy_bytes = copy_baseline_bytes(half);
-    rotq_status st = strcmp(row->baseline, "empty-kernel") == 0
-                         ? time_op(s, run_empty, NULL, &row->baseline_us)
-                         : time_op(s, run_copy, &copy_bytes, &row->baseline_us);
-    if (st == ROTQ_OK && strcmp(row->baseline, "empty-kernel") != 0 && copy_bytes > 0)
-        row->baseline_us *= half / (double)copy_bytes;
+    rotq_status st = empty ? time_op(s, run_empty, NULL, &row->baseline_us)
+                           : time_op(s, run_copy, &copy_bytes, &row->baseline_us);
+    if (st == ROTQ_OK && !empty && copy_bytes > 0) row->baseline_us *= half / (double)copy_bytes;
     if (st != ROTQ_OK)
         rotq__bench_row_fail(row, ROTQ_BENCH_ROW_ERROR, st, "baseline: %s",
                              cudaGetErrorString(s->last_error));

@@ -59,7 +59,6 @@ int main(void) {
 
     /* An existing note is kept, the mark appended. */
     strcpy(rows[5].note, "remark");
-    rows[5].note[6] = 0;
     marked = rotq_bench_flag_disturbed(&r, 0, NULL);
     expect(marked == 1 && strncmp(rows[5].note, "remark; disturbed", 17) == 0, "note appended");
 
