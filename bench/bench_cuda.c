@@ -246,7 +246,7 @@ static rotq_status run_quant(cuda_state *s, const void *arg) {
 static double fused_us(const rotq_bench_results *r, const char *op, int32_t n) {
     for (size_t i = 0; i < r->count; i++) {
         const rotq_bench_row *row = &r->rows[i];
-        if (strcmp(row->group, "quant-fused") == 0 && strcmp(row->op, op) == 0 && row->n == n &&
+        if (strncmp(row->group, "quant-fused", 11) == 0 && strcmp(row->op, op) == 0 && row->n == n &&
             row->state == ROTQ_BENCH_ROW_OK)
             return row->us;
     }
@@ -416,6 +416,23 @@ static void quant_groups(cuda_state *s) {
             }
         }
         rotq__bench_group_end(b);
+    }
+
+    /* The other model widths whose rotation has a K factor: 11008 = 172 * 64
+       (Llama-2-7B MLP), 13824 = 108 * 128 (Llama-2-13B), 28672 = 28 * 1024
+       (Llama-2/3-70B), fused and as the two-call pair. */
+    if (!quick) {
+        static const int32_t model_n[] = {11008, 13824, 28672};
+        for (int unfused = 0; unfused < 2; unfused++) {
+            rotq__bench_group_begin(b, unfused ? "quant-unfused-models" : "quant-fused-models",
+                                    unfused ? "the same as rotq_hadamard then rotq_quantize, vs the same copy"
+                                            : "f16, rotate (K*2^m) + quantize in one call at more model widths, "
+                                              "2^25 elements, vs copy of input+output bytes");
+            for (int k = 0; k < 3; k++)
+                for (int i = 0; i < 3; i++)
+                    quant_row(s, &rotq__bench_quant_kinds[k], model_n[i], E(25), unfused, 0, 0.0);
+            rotq__bench_group_end(b);
+        }
     }
 
     rotq__bench_group_begin(b, "quant-decode",

@@ -661,6 +661,35 @@ void ck_op_quantize(ck_ctx *c) {
         q.row_sums = 0;
         run_case(c, q);
     }
+    /* The warpgroup kernel's quantize build (sm_90a: K > 64 at 2^6 and 2^7, one m64
+       tile of H_K a warpgroup: K <= 128 two a tile, 129 .. 176 three): every kind and
+       int4 group size at 172 * 64, 124 * 64 and 116 * 128 (and 108 * 128), signs,
+       special rows (the tile absmax over the group's warps), row sums off, padded
+       code rows (4-byte stores), rotation scales > 1 and < 0 (applied before the
+       absmax), 1 row to several tiles a group (the absmax / row-sum buffers by tile
+       mod 3). */
+    {
+        static const int32_t wk[4][2] = {{172, 64}, {124, 64}, {116, 128}, {108, 128}};
+        static const int64_t wr[4] = {3, 1001, 67, 1};
+        for (int i = 0; i < 16; i++) {
+            const int kk = i % 6 < 3 ? i % 6 : 3; /* kinds 0..2, then int4 with groups 32, 64, 128 */
+            const rotq_quant_kind kind = (rotq_quant_kind)kk;
+            const int32_t g = kind == ROTQ_QUANT_INT4_GROUP ? groups[i % 6 - 3] : 0;
+            const int32_t k = wk[i % 4][0], n = wk[i % 4][0] * wk[i % 4][1];
+            const int quick = i == 0 || i == 5 || i == 10;
+            if (!full && !quick) continue;
+            q = rotated(base(kind, g, i & 1 ? ROTQ_DTYPE_BF16 : ROTQ_DTYPE_F16, wr[(i / 4 + i) % 4], n), n, k, 0,
+                        (i / 2) & 1);
+            if (!full && q.rows > 67) q.rows = 67;
+            if (i % 5 == 0) q.special = 2;
+            if (i % 7 == 3 || i == 7) q.qs = n + (kind == ROTQ_QUANT_INT4_GROUP ? 16 : 8); /* not 16-byte rows */
+            if (i == 8) q.rscale = 3.0f;
+            if (i == 13) q.rscale = -0.75f;
+            if (kind == ROTQ_QUANT_INT8_ROW && i >= 12) q.row_sums = 0;
+            q.ws = -1; /* fused: no workspace */
+            run_case(c, q);
+        }
+    }
     /* Model-sized rotated rows, row sums off, another static scale. */
     q = rotated(base(ROTQ_QUANT_INT8_ROW, 0, ROTQ_DTYPE_F16, 3, 14336), 14336, ROTQ_HADAMARD_FACTOR_AUTO, 0, 1);
     run_case(c, q);

@@ -26,8 +26,16 @@
 // After its last K step on a slot a warpgroup passes a named barrier (its four
 // warps have their wgmma results); its first thread counts the slot read, and
 // the group's last reader refills it with the tile S ahead.
+//
+// QUANT: the fused rotate + quantize build (a tile is one quantize row of
+// K * 2^L values; groups of G = ceil(K / 64) warpgroups, one m64 tile each):
+// the finished rows are quantized from the registers (rotq_wg_quant) and their
+// codes go out through the warp's staging area. Per-row int8 / fp8 take the
+// tile's absmax over the group's warps by a shared atomic and the group's
+// barrier.
 #pragma once
 #include "hadamard_factor_frag.cuh"
+#include "quantize_wg.cuh"
 
 #define ROTQ_WG_MAX_WARPGROUPS 6
 #define ROTQ_WG_MAX_SLOTS 4
@@ -41,6 +49,9 @@
 typedef struct rotq_wg_ctl {
     uint64_t full[ROTQ_WG_MAX_WARPGROUPS][ROTQ_WG_MAX_SLOTS]; // group's slot arrived (TMA), by use parity
     uint32_t reads[ROTQ_WG_MAX_WARPGROUPS][ROTQ_WG_MAX_SLOTS]; // warpgroups done reading its current use
+    // QUANT, per-row int8 / fp8: the group's tile absmax (as bits) and int8 row
+    // sum, over three buffers by the group's tile count k mod 3 (rotq_wg_quant).
+    uint32_t am[ROTQ_WG_MAX_WARPGROUPS][3], rs[ROTQ_WG_MAX_WARPGROUPS][3];
 } rotq_wg_ctl;
 
 // Bytes of a slot: one tile, 16 kt rows of 2^L 16-bit columns (rows past K
@@ -177,9 +188,9 @@ __device__ __forceinline__ void rotq_wg_store_staged(const rotq_had_args &a, int
     }
 }
 
-template <int L, int NWG, int G>
+template <int L, int NWG, int G, bool QUANT = false>
 __global__ void __launch_bounds__(128 * NWG, 1)
-    rotq_had_wg_kernel(rotq_had_args a, const __grid_constant__ rotq_had_factor f,
+    rotq_had_wg_kernel(rotq_had_args a, const __grid_constant__ rotq_had_factor f, const rotq_q_args qa,
                        const __grid_constant__ CUtensorMap xmap) {
 #if ROTQ_WGMMA
     constexpr int NQ = 1 << (L - 6); // 64-column blocks
@@ -201,6 +212,8 @@ __global__ void __launch_bounds__(128 * NWG, 1)
                 ptx_mbarrier_init(ptx_smem_addr(&ctl->full[w][s]), 1);
                 ctl->reads[w][s] = 0u;
             }
+        for (int w = 0; w < NG; w++)
+            for (int i = 0; i < 3; i++) ctl->am[w][i] = ctl->rs[w][i] = 0u;
         ptx_fence_mbarrier_init();
     }
     rotq_build_factor_wgmma_a<0>(f, A); // rows in order (L = 0: no W bank permutation)
@@ -226,7 +239,9 @@ __global__ void __launch_bounds__(128 * NWG, 1)
         for (int k = 0; k < S; k++) fill((unsigned)k);
 
     const int K = f.k, mtiles = (K + 63) >> 6;
-    for (unsigned k = 0;; k++) {
+    const int group_bar = 1 + ROTQ_WG_MAX_WARPGROUPS + grp; // named barrier of the group's 128 G threads
+    unsigned k = 0;
+    for (;; k++) {
         const int64_t tile = tile_of(k);
         if (tile >= ntiles) break;
         const unsigned s = k % (unsigned)S, use = k / (unsigned)S;
@@ -244,7 +259,7 @@ __global__ void __launch_bounds__(128 * NWG, 1)
                                       sg + ((int64_t)kr << L) + 64 * q + 8 * j);
                 }
             ptx_fence_proxy_async_smem();
-            ptx_bar_sync(1 + ROTQ_WG_MAX_WARPGROUPS + grp, 128 * G);
+            ptx_bar_sync(group_bar, 128 * G);
         }
         // One m64 tile M of the slot; last: the warpgroup's last K step on it.
         auto mtile = [&](int M, bool last) {
@@ -264,8 +279,9 @@ __global__ void __launch_bounds__(128 * NWG, 1)
                     fill(k + (unsigned)S);
                 }
             }
-            if (64 * M + 16 * warp >= K) return; // the warp's 16 rows are all padding
-            if (NQ == 2) { // column bit 6: the two blocks
+            const bool live = 64 * M + 16 * warp < K; // else the warp's 16 rows are all padding
+            if (!QUANT && !live) return;
+            if (live && NQ == 2) { // column bit 6: the two blocks
 #pragma unroll
                 for (int r = 0; r < 32; r++) {
                     const float x = v[0][r], y = v[NQ - 1][r];
@@ -273,14 +289,22 @@ __global__ void __launch_bounds__(128 * NWG, 1)
                     v[NQ - 1][r] = x - y;
                 }
             }
+            if (live) {
 #pragma unroll
-            for (int q = 0; q < NQ; q++) {
-                rotq_frag_butterflies_a<false>(v[q]); // column bits 0, 3, 4, 5
-                rotq_frag_lane_butterfly(v[q], 1u);   // bit 1
-                rotq_frag_lane_butterfly(v[q], 2u);   // bit 2
+                for (int q = 0; q < NQ; q++) {
+                    rotq_frag_butterflies_a<false>(v[q]); // column bits 0, 3, 4, 5
+                    rotq_frag_lane_butterfly(v[q], 1u);   // bit 1
+                    rotq_frag_lane_butterfly(v[q], 2u);   // bit 2
+                }
             }
             const int r0 = 64 * M + 16 * warp + (int)(ptx_lane_id() >> 2);
             char *stage = staging + (threadIdx.x >> 5) * 2048u;
+            if constexpr (QUANT) {
+                // Every warp of the group, padding ones too (the group barrier).
+                rotq_wg_quant<L>(qa, ctl->am[grp], ctl->rs[grp], group_bar, 128 * G, leader && rank == 0, k, tile,
+                                 k > 0 ? tile_of(k - 1) : 0, K, 64 * M + 16 * warp, v, stage, a.scale);
+                return;
+            }
             if (a.out_dtype != ROTQ_DTYPE_F32 && a.vec_out == 2) {
                 if (a.out_dtype == ROTQ_DTYPE_F16)
                     rotq_wg_store_staged<L, ROTQ_DTYPE_F16>(a, tile, K, 64 * M + 16 * warp, stage, v);
@@ -310,17 +334,25 @@ __global__ void __launch_bounds__(128 * NWG, 1)
             mtile(rank, true);
         }
     }
+    if constexpr (QUANT) {
+        // The last tile's int8 row sum, once every warp of the group has added to it.
+        if (qa.kind == ROTQ_QUANT_INT8_ROW && qa.row_sums && k > 0) {
+            ptx_bar_sync(group_bar, 128 * G);
+            if (leader && rank == 0) qa.row_sums[tile_of(k - 1)] = (int32_t)ctl->rs[grp][(k - 1) % 3u];
+        }
+    }
 #endif
 }
 
-// Host: one build's launch (G warpgroups a group, S slots a group).
-template <int L, int NWG, int G>
-static rotq_status rotq_launch_wg_build(const rotq_had_args &a, const rotq_had_factor &f, size_t smem,
-                                        int64_t gstride, cudaStream_t stream, const rotq_cuda_device_info *dev,
-                                        bool dry) {
+// Host: one build's launch (G warpgroups a group, S slots a group; QUANT: qa
+// the quantize arguments).
+template <int L, int NWG, int G, bool QUANT>
+static rotq_status rotq_launch_wg_build(const rotq_had_args &a, const rotq_had_factor &f, const rotq_q_args *qa,
+                                        size_t smem, int64_t gstride, cudaStream_t stream,
+                                        const rotq_cuda_device_info *dev, bool dry) {
     static int usable[64]; // per device (rotq_kernel_has_sm90; code for 9.x is sm_90a's,
     static int regs[64];   // as the general kernel's wgmma path assumes)
-    const void *kernel = (const void *)rotq_had_wg_kernel<L, NWG, G>;
+    const void *kernel = (const void *)rotq_had_wg_kernel<L, NWG, G, QUANT>;
     if (!rotq_kernel_has_sm90(kernel, usable, dev)) return ROTQ_ERR_NOT_SUPPORTED;
     int64_t grid = 0;
     constexpr int NG = NWG / G;
@@ -337,17 +369,24 @@ static rotq_status rotq_launch_wg_build(const rotq_had_args &a, const rotq_had_f
 #ifndef ROTQ_WG_NO_STAGE
     if (os == 2 && ((uintptr_t)a.y & 15u) == 0 && a.y_stride % 8 == 0) t.vec_out = 2;
 #endif
-    rotq_had_wg_kernel<L, NWG, G><<<(unsigned)grid, 128 * NWG, smem, stream>>>(t, f, xmap);
+    rotq_q_args q;
+    if (QUANT)
+        q = *qa;
+    else
+        memset(&q, 0, sizeof q);
+    rotq_had_wg_kernel<L, NWG, G, QUANT><<<(unsigned)grid, 128 * NWG, smem, stream>>>(t, f, q, xmap);
     return rotq_cuda_check_launch();
 }
 
 // Host: whether this kernel takes the call, and its launch: compute capability
 // 9.x with code for sm_90a loaded, 16-bit inputs whose row blocks TMA can read
 // (rotq_factor_tma_input), K > 64. ROTQ_ERR_NOT_SUPPORTED otherwise (the
-// general factor kernel runs). dry: decide, launch nothing.
-template <int L, int NWG>
-static rotq_status rotq_launch_wg(const rotq_had_args &a, const rotq_had_factor &f0, cudaStream_t stream,
-                                  const rotq_cuda_device_info *dev, bool dry) {
+// general factor kernel runs). QUANT: the fused rotate + quantize build (qa),
+// only where the groups hold one m64 tile a warpgroup (a quantize row's
+// absmax spans its m64 tiles). dry: decide, launch nothing.
+template <int L, int NWG, bool QUANT = false>
+static rotq_status rotq_launch_wg(const rotq_had_args &a, const rotq_had_factor &f0, const rotq_q_args *qa,
+                                  cudaStream_t stream, const rotq_cuda_device_info *dev, bool dry) {
     if (dev->cc_major != 9 || f0.kt < 5 || f0.kt > ROTQ_FACTOR_MAX_KT) return ROTQ_ERR_NOT_SUPPORTED;
     const int64_t gstride = rotq_factor_tma_input(a);
     if (gstride <= 0) return ROTQ_ERR_NOT_SUPPORTED;
@@ -362,7 +401,7 @@ static rotq_status rotq_launch_wg(const rotq_had_args &a, const rotq_had_factor 
 #endif
     int S = ROTQ_WG_MAX_SLOTS;
     while (S >= 1 && rotq_wg_smem(f0.kt, L, NWG, NWG / G, S) > (size_t)dev->max_smem_optin) S--;
-    if (S < 1) return ROTQ_ERR_NOT_SUPPORTED;
+    if (S < 1 || (QUANT && G != mtiles)) return ROTQ_ERR_NOT_SUPPORTED;
     const size_t smem = rotq_wg_smem(f0.kt, L, NWG, NWG / G, S);
     rotq_had_factor f = f0;
     f.groups_per_block = G; // warpgroups sharing a tile
@@ -372,11 +411,13 @@ static rotq_status rotq_launch_wg(const rotq_had_args &a, const rotq_had_factor 
     f.half_rows = 0;
     f.stages = S;
     if (G == 2) {
-        if constexpr (NWG % 2 == 0) return rotq_launch_wg_build<L, NWG, 2>(a, f, smem, gstride, stream, dev, dry);
+        if constexpr (NWG % 2 == 0)
+            return rotq_launch_wg_build<L, NWG, 2, QUANT>(a, f, qa, smem, gstride, stream, dev, dry);
     } else if (G == 3) {
-        if constexpr (NWG % 3 == 0) return rotq_launch_wg_build<L, NWG, 3>(a, f, smem, gstride, stream, dev, dry);
-    } else {
-        return rotq_launch_wg_build<L, NWG, 1>(a, f, smem, gstride, stream, dev, dry);
+        if constexpr (NWG % 3 == 0)
+            return rotq_launch_wg_build<L, NWG, 3, QUANT>(a, f, qa, smem, gstride, stream, dev, dry);
+    } else if constexpr (!QUANT) {
+        return rotq_launch_wg_build<L, NWG, 1, false>(a, f, qa, smem, gstride, stream, dev, dry);
     }
     return ROTQ_ERR_NOT_SUPPORTED;
 }

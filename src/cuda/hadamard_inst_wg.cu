@@ -11,8 +11,8 @@ rotq_status rotq_dispatch_wg_es2(int L, const rotq_had_args &a, const rotq_had_f
     // warpgroups: groups of 2 or 3, one per m64 tile), 64 at 2^7 (4: 128
     // registers; groups of 2 for K <= 128).
     switch (L) {
-    case 6: return rotq_launch_wg<6, ROTQ_WG_NWG6>(a, f, s, d, dry);
-    case 7: return rotq_launch_wg<7, ROTQ_WG_NWG7>(a, f, s, d, dry);
+    case 6: return rotq_launch_wg<6, ROTQ_WG_NWG6>(a, f, nullptr, s, d, dry);
+    case 7: return rotq_launch_wg<7, ROTQ_WG_NWG7>(a, f, nullptr, s, d, dry);
     default: return ROTQ_ERR_NOT_SUPPORTED;
     }
 #endif
