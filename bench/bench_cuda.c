@@ -367,6 +367,19 @@ static void hadamard_groups(cuda_state *s) {
         rotq__bench_group_end(b);
     }
 
+    /* More model widths whose QuaRot rotation has a K factor, f16 at 2^25: 5120 =
+       40 * 128 (Llama-2-13B hidden), 3584 = 28 * 128 (Qwen2-7B hidden), 1536 = 12 * 128
+       (Qwen2-1.5B), 2560 = 40 * 64 (Phi-2), 6912 = 108 * 64, 8960 = 140 * 64
+       (Qwen2-1.5B MLP), 27648 = 108 * 256 (Qwen2.5-32B MLP). */
+    if (!quick) {
+        static const int32_t model_k[][2] = {{40, 128}, {28, 128}, {12, 128}, {40, 64},
+                                             {108, 64}, {140, 64}, {108, 256}};
+        rotq__bench_group_begin(b, "hadamard-factor-models", "K*2^m at more model widths, f16, 2^25, vs device copy");
+        for (int i = 0; i < 7; i++)
+            hadamard_row(s, ROTQ_DTYPE_F16, model_k[i][0], model_k[i][0] * model_k[i][1], E(25), 0, 0, 0.0);
+        rotq__bench_group_end(b);
+    }
+
     /* The factor rows with a sign vector (QuIP#-style randomized transforms), f16. */
     rotq__bench_group_begin(b, "hadamard-signs", "K*2^m with a random sign vector, 2^25 elements, vs device copy");
     for (int i = 0; i < 7; i++) {
@@ -420,16 +433,17 @@ static void quant_groups(cuda_state *s) {
 
     /* The other model widths whose rotation has a K factor: 11008 = 172 * 64
        (Llama-2-7B MLP), 13824 = 108 * 128 (Llama-2-13B), 28672 = 28 * 1024
-       (Llama-2/3-70B), fused and as the two-call pair. */
+       (Llama-2/3-70B), 5120 = 40 * 128 (Llama-2-13B hidden), 3584 = 28 * 128
+       (Qwen2-7B hidden), fused and as the two-call pair. */
     if (!quick) {
-        static const int32_t model_n[] = {11008, 13824, 28672};
+        static const int32_t model_n[] = {11008, 13824, 28672, 5120, 3584};
         for (int unfused = 0; unfused < 2; unfused++) {
             rotq__bench_group_begin(b, unfused ? "quant-unfused-models" : "quant-fused-models",
                                     unfused ? "the same as rotq_hadamard then rotq_quantize, vs the same copy"
                                             : "f16, rotate (K*2^m) + quantize in one call at more model widths, "
                                               "2^25 elements, vs copy of input+output bytes");
             for (int k = 0; k < 3; k++)
-                for (int i = 0; i < 3; i++)
+                for (int i = 0; i < 5; i++)
                     quant_row(s, &rotq__bench_quant_kinds[k], model_n[i], E(25), unfused, 0, 0.0);
             rotq__bench_group_end(b);
         }

@@ -652,16 +652,16 @@ void ck_op_hadamard(ck_ctx *c) {
             emit(c, h);
         }
 
-    /* The warpgroup kernel (hadamard_factor_wg.cuh; sm_90a: K > 64 at 2^6 and 2^7,
-       16-bit input by TMA): every K > 64 at both widths (K > 128 at 2^7: the general
+    /* The warpgroup kernel (hadamard_factor_wg.cuh; sm_90a: K > 16 at 2^6 and 2^7,
+       16-bit input by TMA): every K > 16 at both widths (K > 128 at 2^7: the general
        kernel), pair stores too (rows not 16-byte aligned), and row counts from 1 to
        several tiles a group of warpgroups (the slot ring's parity). */
-    static const int32_t wg_k[6] = {108, 116, 124, 140, 156, 172};
+    static const int32_t wg_k[13] = {108, 116, 124, 140, 156, 172, 20, 28, 36, 40, 44, 52, 60};
     static const int64_t wg_rows[5] = {1, 3, 613, 67, 3301};
     for (int m = 6; m <= 7; m++)
-        for (int i = 0; i < 6; i++) {
+        for (int i = 0; i < 13; i++) {
             const int32_t k = wg_k[i], n = k << m;
-            const int v = 6 * m + i;
+            const int v = 13 * m + i;
             if (!full && v % 3 != 0) continue;
             const int64_t nr = wg_rows[v % 5];
             emit_factor_variant(c, n, k, v, !full && nr > 613 ? 613 : nr, v % 7 == 1, 1);

@@ -661,24 +661,26 @@ void ck_op_quantize(ck_ctx *c) {
         q.row_sums = 0;
         run_case(c, q);
     }
-    /* The warpgroup kernel's quantize build (sm_90a: K > 64 at 2^6 and 2^7, one m64
-       tile of H_K a warpgroup: K <= 128 two a tile, 129 .. 176 three): every kind and
-       int4 group size at 172 * 64, 124 * 64 and 116 * 128 (and 108 * 128), signs,
+    /* The warpgroup kernel's quantize build (sm_90a: K > 16 at 2^6 and 2^7, one m64
+       tile of H_K a warpgroup: K <= 64 one a tile, <= 128 two, 129 .. 176 three):
+       every kind and int4 group size at 172 * 64, 124 * 64, 116 * 128, 108 * 128,
+       40 * 128 and 28 * 64, signs,
        special rows (the tile absmax over the group's warps), row sums off, padded
        code rows (4-byte stores), rotation scales > 1 and < 0 (applied before the
        absmax), 1 row to several tiles a group (the absmax / row-sum buffers by tile
        mod 3). */
     {
-        static const int32_t wk[4][2] = {{172, 64}, {124, 64}, {116, 128}, {108, 128}};
+        static const int32_t wk[6][2] = {{172, 64}, {124, 64}, {116, 128}, {108, 128}, {40, 128}, {28, 64}};
         static const int64_t wr[4] = {3, 1001, 67, 1};
-        for (int i = 0; i < 16; i++) {
+        for (int i = 0; i < 36; i++) {
             const int kk = i % 6 < 3 ? i % 6 : 3; /* kinds 0..2, then int4 with groups 32, 64, 128 */
             const rotq_quant_kind kind = (rotq_quant_kind)kk;
             const int32_t g = kind == ROTQ_QUANT_INT4_GROUP ? groups[i % 6 - 3] : 0;
-            const int32_t k = wk[i % 4][0], n = wk[i % 4][0] * wk[i % 4][1];
-            const int quick = i == 0 || i == 5 || i == 10;
+            const int si = (i + i / 6) % 6; /* every kind on every size */
+            const int32_t k = wk[si][0], n = wk[si][0] * wk[si][1];
+            const int quick = i == 0 || i == 5 || i == 10 || i == 23 || i == 24;
             if (!full && !quick) continue;
-            q = rotated(base(kind, g, i & 1 ? ROTQ_DTYPE_BF16 : ROTQ_DTYPE_F16, wr[(i / 4 + i) % 4], n), n, k, 0,
+            q = rotated(base(kind, g, (i + i / 6) & 1 ? ROTQ_DTYPE_BF16 : ROTQ_DTYPE_F16, wr[(i / 4 + i) % 4], n), n, k, 0,
                         (i / 2) & 1);
             if (!full && q.rows > 67) q.rows = 67;
             if (i % 5 == 0) q.special = 2;

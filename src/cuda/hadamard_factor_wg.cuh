@@ -45,6 +45,14 @@
 #ifndef ROTQ_WG_NWG7
 #define ROTQ_WG_NWG7 4 // and at 2^7
 #endif
+#ifndef ROTQ_WG_MIN_KT
+// The fewest k tiles (16 rows of H_K) this kernel takes: K > 16. At K <= 16 three
+// of a warpgroup's four warps hold only padding rows of the m64 tile (12 * 128
+// measured 1.6x slower than the general kernel, same-run A/B on the H100, f16 at
+// 2^25: 127.3 against 79.4 us; 40 * 128 57.3 against 82.7, 28 * 128 63.3
+// against 77.2, 40 * 64 59.0 against 72.7).
+#define ROTQ_WG_MIN_KT 2
+#endif
 
 typedef struct rotq_wg_ctl {
     uint64_t full[ROTQ_WG_MAX_WARPGROUPS][ROTQ_WG_MAX_SLOTS]; // group's slot arrived (TMA), by use parity
@@ -105,11 +113,21 @@ __device__ __forceinline__ void rotq_wg_issue(const rotq_had_factor &f, const ui
     }
     ptx_wgmma_commit();
 }
+#if ROTQ_WG_MIN_KT < 5
+#define ROTQ_WG_ISSUE_SMALL(F16)                                                                                    \
+    case 1: rotq_wg_issue<1, F16, NQ>(f, A, stg, M, v); break;                                                      \
+    case 2: rotq_wg_issue<2, F16, NQ>(f, A, stg, M, v); break;                                                      \
+    case 3: rotq_wg_issue<3, F16, NQ>(f, A, stg, M, v); break;                                                      \
+    case 4: rotq_wg_issue<4, F16, NQ>(f, A, stg, M, v); break;
+#else
+#define ROTQ_WG_ISSUE_SMALL(F16)
+#endif
 template <int NQ>
 __device__ __forceinline__ void rotq_wg_issue_any(const rotq_had_factor &f, const uint32_t *A, const char *stg,
                                                   int M, float (&v)[NQ][32]) {
 #define ROTQ_WG_ISSUE(F16)                                                                                          \
     switch (f.kt) {                                                                                                 \
+        ROTQ_WG_ISSUE_SMALL(F16)                                                                                    \
     case 5: rotq_wg_issue<5, F16, NQ>(f, A, stg, M, v); break;                                                      \
     case 6: rotq_wg_issue<6, F16, NQ>(f, A, stg, M, v); break;                                                      \
     case 7: rotq_wg_issue<7, F16, NQ>(f, A, stg, M, v); break;                                                      \
@@ -387,7 +405,7 @@ static rotq_status rotq_launch_wg_build(const rotq_had_args &a, const rotq_had_f
 template <int L, int NWG, bool QUANT = false>
 static rotq_status rotq_launch_wg(const rotq_had_args &a, const rotq_had_factor &f0, const rotq_q_args *qa,
                                   cudaStream_t stream, const rotq_cuda_device_info *dev, bool dry) {
-    if (dev->cc_major != 9 || f0.kt < 5 || f0.kt > ROTQ_FACTOR_MAX_KT) return ROTQ_ERR_NOT_SUPPORTED;
+    if (dev->cc_major != 9 || f0.kt < ROTQ_WG_MIN_KT || f0.kt > ROTQ_FACTOR_MAX_KT) return ROTQ_ERR_NOT_SUPPORTED;
     const int64_t gstride = rotq_factor_tma_input(a);
     if (gstride <= 0) return ROTQ_ERR_NOT_SUPPORTED;
     // Groups of G warpgroups, one m64 tile each, where the warpgroups divide
@@ -416,8 +434,8 @@ static rotq_status rotq_launch_wg(const rotq_had_args &a, const rotq_had_factor 
     } else if (G == 3) {
         if constexpr (NWG % 3 == 0)
             return rotq_launch_wg_build<L, NWG, 3, QUANT>(a, f, qa, smem, gstride, stream, dev, dry);
-    } else if constexpr (!QUANT) {
-        return rotq_launch_wg_build<L, NWG, 1, false>(a, f, qa, smem, gstride, stream, dev, dry);
+    } else if constexpr (!QUANT || ROTQ_WG_MIN_KT < 5) { // QUANT with G = 1: K <= 64 only
+        return rotq_launch_wg_build<L, NWG, 1, QUANT>(a, f, qa, smem, gstride, stream, dev, dry);
     }
     return ROTQ_ERR_NOT_SUPPORTED;
 }
