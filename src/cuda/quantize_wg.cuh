@@ -113,7 +113,8 @@ __device__ __forceinline__ void rotq_wgq_int4(const float (&v)[1 << (L - 6)][32]
         if (PAIR) gm[j] = ptx_max_nan_f32(gm[j], __shfl_xor_sync(0xffffffffu, gm[j], 4));
         all = ptx_max_nan_f32(all, gm[j]);
     }
-    if (!__all_sync(0xffffffffu, all < INFINITY)) { // NaN / Inf in the warp: formats.h's finite-only absmax
+    const bool finite = __all_sync(0xffffffffu, all < INFINITY);
+    if (!finite) { // NaN / Inf in the warp: formats.h's finite-only absmax
 #pragma unroll
         for (int j = 0; j < NGL; j++) gm[j] = 0.0f;
 #pragma unroll
@@ -141,9 +142,11 @@ __device__ __forceinline__ void rotq_wgq_int4(const float (&v)[1 << (L - 6)][32]
     float dinv[DPL], dsc[DPL];
 #pragma unroll
     for (int i = 0; i < DPL; i++) {
-        float m = 0.0f;
+        // gm[t + 4i] as masks: a select chain here became an indexed local array.
+        uint32_t mb = 0u;
 #pragma unroll
-        for (int j = 0; j < NGL; j++) m = j == (int)t + 4 * i ? gm[j] : m;
+        for (int j = 0; j < NGL; j++) mb |= __float_as_uint(gm[j]) & (0u - (uint32_t)(j == (int)t + 4 * i));
+        const float m = __uint_as_float(mb);
         dinv[i] = rotq_quant_inv(m, ROTQ_I4_QMAX);
         dsc[i] = rotq_quant_scale(m, ROTQ_I4_QMAX);
     }
@@ -158,7 +161,8 @@ __device__ __forceinline__ void rotq_wgq_int4(const float (&v)[1 << (L - 6)][32]
                 const float inv = __shfl_sync(0xffffffffu, dinv[j >> 2], base + (unsigned)(j & 3));
                 float x[8];
                 rotq_wgq_gather8<NQ>(v, q, h, half, x);
-                const uint32_t w = rotq_qt_i4x8<true>(x, fs * inv);
+                // A finite group scaled by its own inv needs no clamp (rotq_qt_i4x8).
+                const uint32_t w = finite ? rotq_qt_i4x8<false>(x, fs * inv) : rotq_qt_i4x8<true>(x, fs * inv);
 #pragma unroll
                 for (int i = 0; i < 4; i++) // the byte of nt = 4 half + i: columns 8 nt + 2t, + 1
                     *(uint8_t *)(stage + rotq_wgq_off<RB>(g + 8u * h, (unsigned)(32 * q + 4 * (4 * half + i)) + t)) =
@@ -190,12 +194,18 @@ __device__ __forceinline__ void rotq_wgq_int4(const float (&v)[1 << (L - 6)][32]
 // same index (read by every warp before this barrier; next written after the
 // barrier of tile k + 1, which the designated thread reaches after the clear).
 // The caller writes the last tile's row sum after one more group barrier.
+// A warp whose rows are all padding (r0w >= K) only takes part in the barrier.
 template <int L>
 __device__ __forceinline__ void rotq_wg_quant(const rotq_q_args &qa, uint32_t *am3, uint32_t *rs3, int bar_id,
                                               int bar_threads, bool designated, unsigned k, int64_t tile,
                                               int64_t prev_tile, int K, int r0w, float (&v)[1 << (L - 6)][32],
                                               char *stage, float fs) {
     constexpr int NQ = 1 << (L - 6);
+    const bool per_row = qa.kind == ROTQ_QUANT_INT8_ROW || qa.kind == ROTQ_QUANT_FP8_ROW;
+    if (r0w >= K) {
+        if (per_row) ptx_bar_sync(bar_id, bar_threads);
+        return;
+    }
     const unsigned lane = ptx_lane_id(), g = lane >> 2;
 #pragma unroll
     for (int h = 0; h < 2; h++)
@@ -232,8 +242,17 @@ __device__ __forceinline__ void rotq_wg_quant(const rotq_q_args &qa, uint32_t *a
         return;
     }
     const unsigned p = k % 3u, pc = (k + 2u) % 3u;
-    float m = rotq_qt_warp_absmax(v[0]);
-    if (NQ == 2) m = fmaxf(m, rotq_qt_warp_absmax(v[NQ - 1]));
+    // The warp's finite-only absmax (rotq_qt_warp_absmax over both blocks).
+    float m = rotq_qt_maxabs_nan<32, 4>(v[0]);
+    if (NQ == 2) m = ptx_max_nan_f32(m, rotq_qt_maxabs_nan<32, 4>(v[NQ - 1]));
+    if (!__all_sync(0xffffffffu, m < INFINITY)) {
+        m = 0.0f;
+#pragma unroll
+        for (int q = 0; q < NQ; q++)
+#pragma unroll
+            for (int r = 0; r < 32; r++) m = rotq_qt_absmax(m, v[q][r]);
+    }
+    m = rotq_warp_max_nonneg(m); // finite, >= 0
     if (lane == 0) atomicMax(&am3[p], __float_as_uint(m)); // finite, >= 0: ordered as its bits
     ptx_bar_sync(bar_id, bar_threads);
     const float am = fs * __uint_as_float(*(volatile uint32_t *)&am3[p]);
