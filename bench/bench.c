@@ -275,10 +275,52 @@ void rotq_bench_write_json(const rotq_bench_results *r, FILE *f) {
 #define STEADY_BYTES (64.0 * 1048576.0) /* a flushed copy of this much is bandwidth-bound */
 #define STEADY_MIN_ROWS 5
 #define DISTURBED_BELOW 0.9 /* of the run's median copy bandwidth */
+#define DISTURBED_LAUNCH_ABOVE 1.25 /* times the run's median empty launch */
+
+static int measured(const rotq_bench_row *row) {
+    return (row->state == ROTQ_BENCH_ROW_OK || row->state == ROTQ_BENCH_ROW_WRONG) && row->baseline_us > 0.0;
+}
 
 static int steady_copy_row(const rotq_bench_row *row) {
-    return (row->state == ROTQ_BENCH_ROW_OK || row->state == ROTQ_BENCH_ROW_WRONG) && row->baseline_us > 0.0 &&
-           row->bytes >= STEADY_BYTES && (!strcmp(row->baseline, "copy") || !strcmp(row->baseline, "memcpy"));
+    return measured(row) && row->bytes >= STEADY_BYTES &&
+           (!strcmp(row->baseline, "copy") || !strcmp(row->baseline, "memcpy"));
+}
+
+static int launch_row(const rotq_bench_row *row) { return measured(row) && !strcmp(row->baseline, "empty-kernel"); }
+
+static void append_note(rotq_bench_row *row, const char *text) {
+    const size_t len = strlen(row->note);
+    snprintf(row->note + len, sizeof row->note - len, "%s%s", len ? "; " : "", text);
+}
+
+/* Decode rows: an empty launch far slower than the run's others (one measured
+   12.96 us against a median of 3.14, which made its row's ratio 0.38). */
+static size_t flag_disturbed_launches(rotq_bench_results *r, size_t first, FILE *table) {
+    double *t = malloc((r->count - first) * sizeof *t);
+    if (!t) return 0;
+    int nt = 0;
+    for (size_t i = first; i < r->count; i++)
+        if (launch_row(&r->rows[i])) t[nt++] = r->rows[i].baseline_us;
+    size_t marked = 0;
+    if (nt >= STEADY_MIN_ROWS) {
+        const double median = rotq__bench_median(t, nt);
+        for (size_t i = first; i < r->count; i++) {
+            rotq_bench_row *row = &r->rows[i];
+            if (!launch_row(row) || row->baseline_us <= DISTURBED_LAUNCH_ABOVE * median) continue;
+            marked++;
+            char text[96];
+            snprintf(text, sizeof text, "disturbed: empty launch %.2f us against the run's %.2f us", row->baseline_us,
+                     median);
+            append_note(row, text);
+            if (table)
+                fprintf(table, "warning: %s %s %s n=%ld: its empty-launch baseline took %.2f us against the run's"
+                        " median %.2f us (above %.2fx): the device was disturbed, the ratio is not comparable\n",
+                        row->group, row->op, row->dtype, (long)row->n, row->baseline_us, median,
+                        DISTURBED_LAUNCH_ABOVE);
+        }
+    }
+    free(t);
+    return marked;
 }
 
 size_t rotq_bench_flag_disturbed(rotq_bench_results *r, size_t first, FILE *table) {
@@ -297,9 +339,9 @@ size_t rotq_bench_flag_disturbed(rotq_bench_results *r, size_t first, FILE *tabl
             const double gbps = row->bytes / (row->baseline_us * 1e3);
             if (gbps >= DISTURBED_BELOW * median) continue;
             marked++;
-            const size_t len = strlen(row->note);
-            snprintf(row->note + len, sizeof row->note - len, "%sdisturbed: copy at %.0f of the run's %.0f GB/s",
-                     len ? "; " : "", gbps, median);
+            char text[96];
+            snprintf(text, sizeof text, "disturbed: copy at %.0f of the run's %.0f GB/s", gbps, median);
+            append_note(row, text);
             if (table)
                 fprintf(table, "warning: %s %s %s n=%ld: its copy baseline ran at %.0f GB/s against the run's"
                         " median %.0f GB/s (below %.0f%%): the device was disturbed, the ratio is not comparable\n",
@@ -307,7 +349,7 @@ size_t rotq_bench_flag_disturbed(rotq_bench_results *r, size_t first, FILE *tabl
         }
     }
     free(bw);
-    return marked;
+    return marked + flag_disturbed_launches(r, first, table);
 }
 
 /* ---- entry points ------------------------------------------------------- */

@@ -104,9 +104,12 @@ void rotq_bench_write_svg(const rotq_bench_results *r, FILE *f);
    the median copy bandwidth of those rows (rows of at least 64 MiB only, where a
    flushed copy is bandwidth-bound and repeats within about 1%; at least 5 such
    rows): the device was disturbed while they ran (another process, clocks), so
-   their ratios are not comparable with the rest of the run. Each marked row gets
-   a note (in the JSON too) and, with table != NULL, a warning line. Returns the
-   number of rows marked. rotq_bench_collect calls it on the rows it adds. */
+   their ratios are not comparable with the rest of the run. Likewise the rows
+   whose empty-launch baseline took more than 1.25x the median of those rows' (at
+   least 5 of them). Each marked row gets a note (in the JSON too) and, with
+   table != NULL, a warning line. Returns the number of rows marked.
+   rotq_bench_collect calls it on the rows it adds (after the group summaries,
+   which still count a marked row). */
 size_t rotq_bench_flag_disturbed(rotq_bench_results *r, size_t first, FILE *table);
 
 /* Geometric mean of the ratios of each group's measured rows, one line a group. */

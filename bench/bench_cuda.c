@@ -367,19 +367,6 @@ static void hadamard_groups(cuda_state *s) {
         rotq__bench_group_end(b);
     }
 
-    /* More model widths whose QuaRot rotation has a K factor, f16 at 2^25: 5120 =
-       40 * 128 (Llama-2-13B hidden), 3584 = 28 * 128 (Qwen2-7B hidden), 1536 = 12 * 128
-       (Qwen2-1.5B), 2560 = 40 * 64 (Phi-2), 6912 = 108 * 64, 8960 = 140 * 64
-       (Qwen2-1.5B MLP), 27648 = 108 * 256 (Qwen2.5-32B MLP). */
-    if (!quick) {
-        static const int32_t model_k[][2] = {{40, 128}, {28, 128}, {12, 128}, {40, 64},
-                                             {108, 64}, {140, 64}, {108, 256}};
-        rotq__bench_group_begin(b, "hadamard-factor-models", "K*2^m at more model widths, f16, 2^25, vs device copy");
-        for (int i = 0; i < 7; i++)
-            hadamard_row(s, ROTQ_DTYPE_F16, model_k[i][0], model_k[i][0] * model_k[i][1], E(25), 0, 0, 0.0);
-        rotq__bench_group_end(b);
-    }
-
     /* The factor rows with a sign vector (QuIP#-style randomized transforms), f16. */
     rotq__bench_group_begin(b, "hadamard-signs", "K*2^m with a random sign vector, 2^25 elements, vs device copy");
     for (int i = 0; i < 7; i++) {
@@ -405,6 +392,20 @@ static void hadamard_groups(cuda_state *s) {
     for (int e = 20; e <= 23; e += 3)
         for (int m = 1; m <= 15; m++) hadamard_row(s, ROTQ_DTYPE_F16, 1, 1 << m, E(e), 0, 0, 0.0);
     rotq__bench_group_end(b);
+
+    /* Last (after the groups that ran before it was added): more model widths
+       whose QuaRot rotation has a K factor, f16 at 2^25: 5120 = 40 * 128
+       (Llama-2-13B hidden), 3584 = 28 * 128 (Qwen2-7B hidden), 1536 = 12 * 128
+       (Qwen2-1.5B), 2560 = 40 * 64 (Phi-2), 6912 = 108 * 64, 8960 = 140 * 64
+       (Qwen2-1.5B MLP), 27648 = 108 * 256 (Qwen2.5-32B MLP). */
+    if (!quick) {
+        static const int32_t model_k[][2] = {{40, 128}, {28, 128}, {12, 128}, {40, 64},
+                                             {108, 64}, {140, 64}, {108, 256}};
+        rotq__bench_group_begin(b, "hadamard-factor-models", "K*2^m at more model widths, f16, 2^25, vs device copy");
+        for (int i = 0; i < 7; i++)
+            hadamard_row(s, ROTQ_DTYPE_F16, model_k[i][0], model_k[i][0] * model_k[i][1], E(25), 0, 0, 0.0);
+        rotq__bench_group_end(b);
+    }
 }
 
 static void quant_groups(cuda_state *s) {
@@ -431,7 +432,21 @@ static void quant_groups(cuda_state *s) {
         rotq__bench_group_end(b);
     }
 
-    /* The other model widths whose rotation has a K factor: 11008 = 172 * 64
+    rotq__bench_group_begin(b, "quant-decode",
+                            "rotate + quantize at decode sizes, vs an empty kernel launch; target <= 1.3");
+    static const int32_t decode_n[] = {128, 4096};
+    for (int k = 0; k < 3; k++) {
+        const rotq__bench_quant_kind *kind = &rotq__bench_quant_kinds[k];
+        for (int e = 12; e <= 16; e += 4)
+            for (int i = 0; i < 2; i++) {
+                if (quick && !(k == 0 && e == 12 && i == 1) && !(k == 2 && e == 16 && i == 1)) continue;
+                quant_row(s, kind, decode_n[i], E(e), 0, 1, TARGET_DECODE);
+            }
+    }
+    rotq__bench_group_end(b);
+
+    /* Last (after the target groups, as they ran before these were added): the
+       other model widths whose rotation has a K factor: 11008 = 172 * 64
        (Llama-2-7B MLP), 13824 = 108 * 128 (Llama-2-13B), 28672 = 28 * 1024
        (Llama-2/3-70B), 5120 = 40 * 128 (Llama-2-13B hidden), 3584 = 28 * 128
        (Qwen2-7B hidden), fused and as the two-call pair. */
@@ -448,19 +463,6 @@ static void quant_groups(cuda_state *s) {
             rotq__bench_group_end(b);
         }
     }
-
-    rotq__bench_group_begin(b, "quant-decode",
-                            "rotate + quantize at decode sizes, vs an empty kernel launch; target <= 1.3");
-    static const int32_t decode_n[] = {128, 4096};
-    for (int k = 0; k < 3; k++) {
-        const rotq__bench_quant_kind *kind = &rotq__bench_quant_kinds[k];
-        for (int e = 12; e <= 16; e += 4)
-            for (int i = 0; i < 2; i++) {
-                if (quick && !(k == 0 && e == 12 && i == 1) && !(k == 2 && e == 16 && i == 1)) continue;
-                quant_row(s, kind, decode_n[i], E(e), 0, 1, TARGET_DECODE);
-            }
-    }
-    rotq__bench_group_end(b);
 }
 
 /* ---- driver -------------------------------------------------------------- */

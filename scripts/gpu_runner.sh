@@ -205,12 +205,13 @@ if [ $BUILT -eq 1 ]; then
         ok_rows=$(grep -c '"status": "ok"' "$LOG/bench.json" 2>/dev/null || true)
         ns_rows=$(grep -c '"status": "not supported"' "$LOG/bench.json" 2>/dev/null || true)
         R[bench]="exit status $rc; ${ok_rows:-0} rows measured, ${ns_rows:-0} not supported"
-        # Rows whose copy baseline ran below 90% of the run's median (rotq_bench_flag_disturbed):
-        # the device was disturbed while they ran; their ratios are not comparable.
-        disturbed=$(grep -c '^warning: .*copy baseline' "$LOG/bench.txt" 2>/dev/null || true)
+        # Rows whose copy baseline ran below 90% of the run's median, or whose empty launch
+        # took over 1.25x the median (rotq_bench_flag_disturbed): the device was disturbed
+        # while they ran; their ratios are not comparable.
+        disturbed=$(grep -c '^warning: .*baseline' "$LOG/bench.txt" 2>/dev/null || true)
         if [ "${disturbed:-0}" -gt 0 ]; then
-            grep '^warning: .*copy baseline' "$LOG/bench.txt"
-            R[bench]="${R[bench]}; ${disturbed} with a disturbed copy baseline (rerun those groups)"
+            grep '^warning: .*baseline' "$LOG/bench.txt"
+            R[bench]="${R[bench]}; ${disturbed} with a disturbed baseline (rerun those groups)"
         fi
     fi
 fi

@@ -2,7 +2,8 @@
  * The bench library's check for disturbed baselines (rotq_bench_flag_disturbed):
  * synthetic rows, no device. A row whose copy ran below 90% of the run's median
  * copy bandwidth is marked; small rows, other baselines and failed rows are not
- * counted or marked; fewer than 5 steady rows mark nothing.
+ * counted or marked; fewer than 5 steady rows mark nothing. Likewise a row whose
+ * empty-launch baseline took more than 1.25x the median of 5 or more such rows.
  */
 #include <stdio.h>
 #include <string.h>
@@ -68,6 +69,22 @@ int main(void) {
     expect(rows[5].note[0] == 0, "no note when too few steady rows");
     expect(rotq_bench_flag_disturbed(NULL, 0, NULL) == 0 && rotq_bench_flag_disturbed(&r, 10, NULL) == 0,
            "empty ranges");
+
+    /* Empty-launch baselines: 3.1 .. 3.3 us, one of 12.96 us (marked), one of 3.8
+       (1.22x the median: not marked). */
+    rotq_bench_row dec[8];
+    for (int i = 0; i < 6; i++) dec[i] = row("empty-kernel", 0.01, 3.1 + 0.04 * i);
+    dec[6] = row("empty-kernel", 0.01, 12.96);
+    dec[7] = row("empty-kernel", 0.01, 3.8);
+    rotq_bench_results d;
+    memset(&d, 0, sizeof d);
+    d.rows = dec;
+    d.count = d.capacity = 8;
+    expect(rotq_bench_flag_disturbed(&d, 0, NULL) == 1, "one empty launch marked");
+    expect(strstr(dec[6].note, "disturbed: empty launch") != NULL, "the slow launch's row carries the note");
+    for (int i = 0; i < 8; i++)
+        if (i != 6) expect(dec[i].note[0] == 0, "no note on the other launch rows");
+    expect(rotq_bench_flag_disturbed(&d, 4, NULL) == 0, "too few launch rows: none marked");
 
     if (failures == 0) printf("bench: disturbed-baseline check ok\n");
     return failures == 0 ? 0 : 1;
