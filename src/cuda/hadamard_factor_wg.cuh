@@ -1,6 +1,8 @@
-// The K * 2^L Hadamard kernel for K > 64 at 2^6 and 2^7 on sm_90a (16-bit
+// The K * 2^L Hadamard kernel for K > 16 at 2^6 and 2^7 on sm_90a (16-bit
 // inputs by TMA): 108 * 128 (Llama-2-13B's MLP) and 172 * 64 (Llama-2-7B's),
-// and every K of 65 .. 176 at those widths whose tiles fit. A sign vector is
+// 40 * 128 (Llama-2-13B's hidden size), and every K of 17 .. 176 at those widths
+// whose tiles fit (ROTQ_WG_MIN_KT: K <= 16 runs faster on the general kernel).
+// A sign vector is
 // applied to each arrived slot by its warpgroups before the K step.
 //
 // A row block (a tile) is X[k][j], k < K, j < 2^L; y = H_K X H_{2^L}. For an
@@ -398,7 +400,7 @@ static rotq_status rotq_launch_wg_build(const rotq_had_args &a, const rotq_had_f
 
 // Host: whether this kernel takes the call, and its launch: compute capability
 // 9.x with code for sm_90a loaded, 16-bit inputs whose row blocks TMA can read
-// (rotq_factor_tma_input), K > 64. ROTQ_ERR_NOT_SUPPORTED otherwise (the
+// (rotq_factor_tma_input), K > 16. ROTQ_ERR_NOT_SUPPORTED otherwise (the
 // general factor kernel runs). QUANT: the fused rotate + quantize build (qa),
 // only where the groups hold one m64 tile a warpgroup (a quantize row's
 // absmax spans its m64 tiles). dry: decide, launch nothing.

@@ -1,5 +1,5 @@
 // Quantize epilogues of the warpgroup kernel (hadamard_factor_wg.cuh, fused
-// rotate + quantize with K > 64 at 2^6 and 2^7): a warp holds 16 finished K
+// rotate + quantize with K > 16 at 2^6 and 2^7): a warp holds 16 finished K
 // rows of the tile (one quantize row), v[q][4 nt + 2 h + c] = row r0w + g + 8h,
 // column 64 q + 8 nt + 2 t + c, lane (g, t) = (lane / 4, lane mod 4), unscaled.
 // The codes go to the warp's 2 KB staging area at their place in the row,
