@@ -76,6 +76,45 @@ __device__ __forceinline__ void rotq_wgq_codes8(const float (&v)[1 << (L - 6)][3
             }
 }
 
+// The group of (q, h, half) for int4 groups of 2^GS (rotq_wgq_int4).
+template <int GS>
+__device__ __forceinline__ constexpr int rotq_wgq_group(int q, int h, int half) {
+    return GS == 5 ? (q * 2 + h) * 2 + half : GS == 6 ? q * 2 + h : h;
+}
+
+// The absmax of each of the lane's NGL int4 groups, over the quad (and, PAIR,
+// lanes 4 apart): NaN-propagating (NAN_MAX: one instruction a value) or
+// formats.h's finite-only one.
+template <int L, int GS, int NGL, bool PAIR, bool NAN_MAX>
+__device__ __forceinline__ void rotq_wgq_group_max(const float (&v)[1 << (L - 6)][32], float (&gm)[NGL]) {
+    constexpr int NQ = 1 << (L - 6);
+#pragma unroll
+    for (int j = 0; j < NGL; j++) gm[j] = 0.0f;
+#pragma unroll
+    for (int q = 0; q < NQ; q++)
+#pragma unroll
+        for (int h = 0; h < 2; h++)
+#pragma unroll
+            for (int half = 0; half < 2; half++) {
+                float x[8];
+                rotq_wgq_gather8<NQ>(v, q, h, half, x);
+                const int j = rotq_wgq_group<GS>(q, h, half);
+                if (NAN_MAX) {
+                    gm[j] = ptx_max_nan_f32(gm[j], rotq_qt_maxabs_nan<8, 2>(x));
+                } else {
+#pragma unroll
+                    for (int i = 0; i < 8; i++) gm[j] = rotq_qt_absmax(gm[j], x[i]);
+                }
+            }
+#pragma unroll
+    for (int j = 0; j < NGL; j++)
+#pragma unroll
+        for (int o = 1; o <= (PAIR ? 4 : 2); o <<= 1) {
+            const float p = __shfl_xor_sync(0xffffffffu, gm[j], o);
+            gm[j] = NAN_MAX ? ptx_max_nan_f32(gm[j], p) : fmaxf(gm[j], p);
+        }
+}
+
 // int4 groups of 2^GS values: a group is (q, h, half) for GS = 5, (q, h) for
 // 6, h for 7 at 2^7 (the row) and, at 2^6, h over the rows g, g ^ 1 (lanes 4
 // apart: g even holds the group's first 64 values); every group spans the
@@ -90,52 +129,13 @@ __device__ __forceinline__ void rotq_wgq_int4(const float (&v)[1 << (L - 6)][32]
     constexpr int NGL = GS == 5 ? 4 * NQ : GS == 6 ? 2 * NQ : 2; // groups a lane holds
     constexpr bool PAIR = GS == 7 && L == 6;                     // a group over two rows
     const unsigned lane = ptx_lane_id(), g = lane >> 2, t = lane & 3u;
-    auto group_of = [](int q, int h, int half) { return GS == 5 ? (q * 2 + h) * 2 + half : GS == 6 ? q * 2 + h : h; };
     float gm[NGL];
-#pragma unroll
-    for (int j = 0; j < NGL; j++) gm[j] = 0.0f;
-#pragma unroll
-    for (int q = 0; q < NQ; q++)
-#pragma unroll
-        for (int h = 0; h < 2; h++)
-#pragma unroll
-            for (int half = 0; half < 2; half++) {
-                float x[8];
-                rotq_wgq_gather8<NQ>(v, q, h, half, x);
-                const int j = group_of(q, h, half);
-                gm[j] = ptx_max_nan_f32(gm[j], rotq_qt_maxabs_nan<8, 2>(x));
-            }
+    rotq_wgq_group_max<L, GS, NGL, PAIR, true>(v, gm);
     float all = 0.0f;
 #pragma unroll
-    for (int j = 0; j < NGL; j++) {
-        gm[j] = ptx_max_nan_f32(gm[j], __shfl_xor_sync(0xffffffffu, gm[j], 1));
-        gm[j] = ptx_max_nan_f32(gm[j], __shfl_xor_sync(0xffffffffu, gm[j], 2));
-        if (PAIR) gm[j] = ptx_max_nan_f32(gm[j], __shfl_xor_sync(0xffffffffu, gm[j], 4));
-        all = ptx_max_nan_f32(all, gm[j]);
-    }
+    for (int j = 0; j < NGL; j++) all = ptx_max_nan_f32(all, gm[j]);
     const bool finite = __all_sync(0xffffffffu, all < INFINITY);
-    if (!finite) { // NaN / Inf in the warp: formats.h's finite-only absmax
-#pragma unroll
-        for (int j = 0; j < NGL; j++) gm[j] = 0.0f;
-#pragma unroll
-        for (int q = 0; q < NQ; q++)
-#pragma unroll
-            for (int h = 0; h < 2; h++)
-#pragma unroll
-                for (int half = 0; half < 2; half++) {
-                    float x[8];
-                    rotq_wgq_gather8<NQ>(v, q, h, half, x);
-                    const int j = group_of(q, h, half);
-#pragma unroll
-                    for (int i = 0; i < 8; i++) gm[j] = rotq_qt_absmax(gm[j], x[i]);
-                }
-#pragma unroll
-        for (int j = 0; j < NGL; j++) {
-            gm[j] = fmaxf(gm[j], __shfl_xor_sync(0xffffffffu, gm[j], 1));
-            gm[j] = fmaxf(gm[j], __shfl_xor_sync(0xffffffffu, gm[j], 2));
-            if (PAIR) gm[j] = fmaxf(gm[j], __shfl_xor_sync(0xffffffffu, gm[j], 4));
-        }
-    }
+    if (!finite) rotq_wgq_group_max<L, GS, NGL, PAIR, false>(v, gm); // NaN / Inf in the warp
 #pragma unroll
     for (int j = 0; j < NGL; j++) gm[j] *= fs; // the scaled values' absmax
     constexpr int DPL = (NGL + 3) / 4;         // groups a lane divides for
@@ -157,7 +157,7 @@ __device__ __forceinline__ void rotq_wgq_int4(const float (&v)[1 << (L - 6)][32]
         for (int h = 0; h < 2; h++)
 #pragma unroll
             for (int half = 0; half < 2; half++) {
-                const int j = group_of(q, h, half);
+                const int j = rotq_wgq_group<GS>(q, h, half);
                 const float inv = __shfl_sync(0xffffffffu, dinv[j >> 2], base + (unsigned)(j & 3));
                 float x[8];
                 rotq_wgq_gather8<NQ>(v, q, h, half, x);
@@ -176,7 +176,7 @@ __device__ __forceinline__ void rotq_wgq_int4(const float (&v)[1 << (L - 6)][32]
         for (int q = 0; q < NQ; q++)
 #pragma unroll
             for (int half = 0; half < 2; half++) {
-                const int j = group_of(q, h, half);
+                const int j = rotq_wgq_group<GS>(q, h, half);
                 if ((GS == 5 || half == 0) && (GS != 7 || q == 0) && t == (unsigned)(j & 3))
                     scales[((k << L) + 64 * q + 32 * half) >> GS] = dsc[j >> 2];
             }
