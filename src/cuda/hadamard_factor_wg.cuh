@@ -2,8 +2,8 @@
 // inputs by TMA): 108 * 128 (Llama-2-13B's MLP) and 172 * 64 (Llama-2-7B's),
 // 40 * 128 (Llama-2-13B's hidden size), and every K of 17 .. 176 at those widths
 // whose tiles fit (ROTQ_WG_MIN_KT: K <= 16 runs faster on the general kernel).
-// A sign vector is
-// applied to each arrived slot by its warpgroups before the K step.
+// A sign vector is applied to each arrived slot by its warpgroups before the K
+// step.
 //
 // A row block (a tile) is X[k][j], k < K, j < 2^L; y = H_K X H_{2^L}. For an
 // m64 tile M of H_K (rows 64M .., ceil(K / 64) of them) a warpgroup runs the

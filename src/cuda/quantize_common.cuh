@@ -166,15 +166,16 @@ __device__ __forceinline__ float rotq_qt_inv_or_scale(float am, float qmax, bool
     return sl ? (ip == 0.0f ? 0.0f : d) : i;
 }
 
-// The finite-only absmax (formats.h) of the warp's 32 values a lane, in every
+// The finite-only absmax (formats.h) of the warp's N values a lane, in every
 // lane: a NaN-propagating max first (one instruction a value), the finite-only
 // one only where that is not finite.
-__device__ __forceinline__ float rotq_qt_warp_absmax(const float v[32]) {
-    float m = rotq_qt_maxabs_nan<32, 4>(v);
+template <int N = 32>
+__device__ __forceinline__ float rotq_qt_warp_absmax(const float *v) {
+    float m = rotq_qt_maxabs_nan<N, 4>(v);
     if (!__all_sync(0xffffffffu, m < INFINITY)) {
         m = 0.0f;
 #pragma unroll
-        for (int r = 0; r < 32; r++) m = rotq_qt_absmax(m, v[r]);
+        for (int r = 0; r < N; r++) m = rotq_qt_absmax(m, v[r]);
     }
     return rotq_warp_max_nonneg(m); // no NaN or Inf left: finite, >= 0
 }

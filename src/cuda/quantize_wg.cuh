@@ -242,17 +242,7 @@ __device__ __forceinline__ void rotq_wg_quant(const rotq_q_args &qa, uint32_t *a
         return;
     }
     const unsigned p = k % 3u, pc = (k + 2u) % 3u;
-    // The warp's finite-only absmax (rotq_qt_warp_absmax over both blocks).
-    float m = rotq_qt_maxabs_nan<32, 4>(v[0]);
-    if (NQ == 2) m = ptx_max_nan_f32(m, rotq_qt_maxabs_nan<32, 4>(v[NQ - 1]));
-    if (!__all_sync(0xffffffffu, m < INFINITY)) {
-        m = 0.0f;
-#pragma unroll
-        for (int q = 0; q < NQ; q++)
-#pragma unroll
-            for (int r = 0; r < 32; r++) m = rotq_qt_absmax(m, v[q][r]);
-    }
-    m = rotq_warp_max_nonneg(m); // finite, >= 0
+    const float m = rotq_qt_warp_absmax<32 * NQ>(&v[0][0]); // both column blocks
     if (lane == 0) atomicMax(&am3[p], __float_as_uint(m)); // finite, >= 0: ordered as its bits
     ptx_bar_sync(bar_id, bar_threads);
     const float am = fs * __uint_as_float(*(volatile uint32_t *)&am3[p]);
