@@ -408,29 +408,36 @@ static void hadamard_groups(cuda_state *s) {
     }
 }
 
-static void quant_groups(cuda_state *s) {
+/* A group of fused rotate + quantize rows at 2^25 elements (f16, every kind, each
+   n of ns; target `goal`), then the same rows as the two-call pair in the group
+   `unfused` (no target). --quick: int8 and int4 at n = 4096 only. */
+static void quant_group_pair(cuda_state *s, const char *fused, const char *fused_what, const char *unfused,
+                             const char *unfused_what, const int32_t *ns, int count, double goal) {
     rotq__bench *b = s->b;
     int quick = b->opt->quick;
-    static const int32_t ns[] = {4096, 14336, 128};
-    for (int unfused = 0; unfused < 2; unfused++) {
-        if (!unfused)
-            rotq__bench_group_begin(b, "quant-fused",
-                                    "f16 in, rotate (size n) + quantize in one call, 2^25 elements, "
-                                    "vs copy of input+output bytes; target <= 1.15");
-        else
-            rotq__bench_group_begin(b, "quant-unfused",
-                                    "the same as rotq_hadamard then rotq_quantize (no rotation), "
-                                    "vs the same copy");
+    for (int un = 0; un < 2; un++) {
+        rotq__bench_group_begin(b, un ? unfused : fused, un ? unfused_what : fused_what);
         for (int k = 0; k < 3; k++) {
             const rotq__bench_quant_kind *kind = &rotq__bench_quant_kinds[k];
             if (quick && kind->kind == ROTQ_QUANT_FP8_ROW) continue;
-            for (int i = 0; i < 3; i++) {
+            for (int i = 0; i < count; i++) {
                 if (quick && ns[i] != 4096) continue;
-                quant_row(s, kind, ns[i], E(25), unfused, 0, unfused ? 0.0 : TARGET_QUANT);
+                quant_row(s, kind, ns[i], E(25), un, 0, un ? 0.0 : goal);
             }
         }
         rotq__bench_group_end(b);
     }
+}
+
+static void quant_groups(cuda_state *s) {
+    rotq__bench *b = s->b;
+    int quick = b->opt->quick;
+    static const int32_t ns[] = {4096, 14336, 128};
+    quant_group_pair(s, "quant-fused",
+                     "f16 in, rotate (size n) + quantize in one call, 2^25 elements, "
+                     "vs copy of input+output bytes; target <= 1.15",
+                     "quant-unfused", "the same as rotq_hadamard then rotq_quantize (no rotation), vs the same copy",
+                     ns, 3, TARGET_QUANT);
 
     rotq__bench_group_begin(b, "quant-decode",
                             "rotate + quantize at decode sizes, vs an empty kernel launch; target <= 1.3");
@@ -452,16 +459,11 @@ static void quant_groups(cuda_state *s) {
        (Qwen2-7B hidden), fused and as the two-call pair. */
     if (!quick) {
         static const int32_t model_n[] = {11008, 13824, 28672, 5120, 3584};
-        for (int unfused = 0; unfused < 2; unfused++) {
-            rotq__bench_group_begin(b, unfused ? "quant-unfused-models" : "quant-fused-models",
-                                    unfused ? "the same as rotq_hadamard then rotq_quantize, vs the same copy"
-                                            : "f16, rotate (K*2^m) + quantize in one call at more model widths, "
-                                              "2^25 elements, vs copy of input+output bytes");
-            for (int k = 0; k < 3; k++)
-                for (int i = 0; i < 5; i++)
-                    quant_row(s, &rotq__bench_quant_kinds[k], model_n[i], E(25), unfused, 0, 0.0);
-            rotq__bench_group_end(b);
-        }
+        quant_group_pair(s, "quant-fused-models",
+                         "f16, rotate (K*2^m) + quantize in one call at more model widths, 2^25 elements, "
+                         "vs copy of input+output bytes",
+                         "quant-unfused-models", "the same as rotq_hadamard then rotq_quantize, vs the same copy",
+                         model_n, 5, 0.0);
     }
 }
 
