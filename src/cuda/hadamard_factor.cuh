@@ -1154,6 +1154,13 @@ __device__ __forceinline__ void rotq_factor_pipelined(const rotq_had_args &a, co
 // run-time slice loop costs the phases registers (spills at 128 registers, and
 // 2.3x -> 2.7x the copy time at 20 * 1024 when it was one kernel).
 template <int L, int ES, int KTMAX, bool QUANT, bool SLICED, bool WIDE>
+// The first tile's TMA copies before the H_K build (rotq_had_factor_kernel).
+// Same-run A/B on the H100, f16 at 2^25: 108 * 256 85.2 -> 80.5 us, 12 * 128
+// 78.1 -> 76.6 (the builds' spills moved by 8 bytes, some up, some down).
+// 0: A/B switch.
+#ifndef ROTQ_FACTOR_EARLY_FILL
+#define ROTQ_FACTOR_EARLY_FILL 1
+#endif
 __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX, WIDE>::THREADS),
                                   (rotq_factor_shape<L, ES, KTMAX, WIDE>::BLOCKS))
     rotq_had_factor_kernel(rotq_had_args a, const __grid_constant__ rotq_had_factor f, rotq_q_args qa,
@@ -1191,6 +1198,24 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX, WIDE>::THREAD
     const bool pre_am = QUANT && (qa.kind == ROTQ_QUANT_INT8_ROW || qa.kind == ROTQ_QUANT_FP8_ROW) &&
                         a.n % plan::TILE == 0 && G <= ROTQ_FACTOR_AM_ROWS;
     if (rotq_tma_on(a.tma)) rotq_tma_init_stage_mbars(mbar0, 3); // the third for rotq_factor_pipelined
+    // The pipelined loop (rotq_factor_pipelined) issues its own first copies.
+    bool pipelined = false;
+#if ROTQ_WGMMA
+    if constexpr (ES == 2 && !QUANT && !SLICED && L >= 6 && L <= 7 && KTMAX > ROTQ_FACTOR_SMALL_KT)
+        pipelined = wg && stages == 3 && rotq_tma_on(a.tma_out) && !a.signs;
+#endif
+    // One stage of whole tiles: the copies of the next tile go out as soon as
+    // the K step has read the stage, and arrive during the phases. Two-block
+    // builds only (the one-block builds have two stages wherever their shared
+    // memory allows, and the extra state cost their phases registers: 108 *
+    // 128 and 172 * 64 measured 2-5% slower).
+    const bool early = rotq_factor_shape<L, ES, KTMAX, WIDE>::TWO && !SLICED && stages == 1;
+    // By TMA the first tile's copies go out before the block builds H_K (the
+    // thread that initialized the mbarriers issues them), so the build overlaps
+    // them instead of preceding them.
+    const bool first = (stages >= 2 || early) && (int64_t)blockIdx.x < ntiles;
+    const bool first_now = ROTQ_FACTOR_EARLY_FILL && first && rotq_tma_on(a.tma) && !pipelined;
+    if (first_now) rotq_factor_fill<L, ES>(a, f, &xmap, blockIdx.x, 0, ls, stage0, mbar0);
     if (wg) {
         rotq_build_factor_wgmma_a<L>(f, afr);
         ptx_fence_proxy_async_smem(); // written by this thread, read by wgmma (the async proxy)
@@ -1206,27 +1231,20 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX, WIDE>::THREAD
     if constexpr (ES == 2 && !QUANT && !SLICED && L >= 6 && L <= 7 && KTMAX > ROTQ_FACTOR_SMALL_KT) {
         // The host's choice, with TMA tile stores and no sign vector (this loop
         // hands the stages to wgmma as they arrive, with no sign pass).
-        if (wg && stages == 3 && rotq_tma_on(a.tma_out) && !a.signs) {
+        if (pipelined) {
             rotq_factor_pipelined<L, KTMAX>(a, f, &xmap, &ymap, afr, stage0, stage_bytes, mbar0, W, nthreads, ntiles);
             if (threadIdx.x == 0) ptx_bulk_wait_read<0>(); // the stages are read before the block ends
             return;
         }
     }
 #endif
-    // One stage of whole tiles: the copies of the next tile go out as soon as
-    // the K step has read the stage, and arrive during the phases. Two-block
-    // builds only (the one-block builds have two stages wherever their shared
-    // memory allows, and the extra state cost their phases registers: 108 *
-    // 128 and 172 * 64 measured 2-5% slower).
-    const bool early = rotq_factor_shape<L, ES, KTMAX, WIDE>::TWO && !SLICED && stages == 1;
     // n = K * 2^L with 2^L <= 128 (a.tma_out, never with `early`): the rows are
     // done after phase 0 and lane butterflies, and the tile leaves by TMA from the
     // stage the K step has just read, in the output dtype.
     const bool out_tma = !QUANT && L <= 7 && rotq_tma_on(a.tma_out);
     const int os = a.out_dtype == ROTQ_DTYPE_F32 ? 4 : 2;
     const int out_rows = (int)(total * os / ROTQ_TMA_ROW_BYTES); // 128-byte rows of a tile's output
-    if ((stages >= 2 || early) && (int64_t)blockIdx.x < ntiles)
-        rotq_factor_fill<L, ES>(a, f, &xmap, blockIdx.x, 0, ls, stage0, mbar0);
+    if (first && !first_now) rotq_factor_fill<L, ES>(a, f, &xmap, blockIdx.x, 0, ls, stage0, mbar0);
     ptx_cp_async_commit();
     bool slice1_issued = false; // SLICED: the tile's second slice is on its way (issued after the last K step)
     // The block's tile count `it` is the only counter carried from tile to tile

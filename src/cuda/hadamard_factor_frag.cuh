@@ -421,6 +421,12 @@ __host__ __device__ inline size_t rotq_frag_smem(int k, int kt, int rows, int sl
 // blocks share tiles (f.parts, rotq_frag_parts; the others take whole tiles,
 // with no run-time state for it).
 template <int L, int KT, bool QUANT, bool PARTS = false>
+// The PARTS builds' first copies before their fragments too (their spills
+// grew by 8 bytes with it, yet same-run on the H100, f16 at 2^25: 40 * 1024
+// 59.5 -> 57.6 us, 28 * 1024 57.0 -> 55.8). 0: after the fragments (A/B switch).
+#ifndef ROTQ_FRAG_PARTS_EARLY
+#define ROTQ_FRAG_PARTS_EARLY 1
+#endif
 __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
     rotq_had_frag_kernel(rotq_had_args a, const __grid_constant__ rotq_had_factor f, const rotq_q_args qa,
                          const __grid_constant__ CUtensorMap xmap) {
@@ -455,11 +461,16 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
     const int tb = rows >> plan::RB; // B tasks: 2^RB rows each
     const unsigned tpt = (unsigned)(ta + tb);
     if (threadIdx.x == 0) {
+        // The slots' mbarriers, then their first copies, then the rest of the
+        // control block and the fragments: the loads start first.
+        for (unsigned s = 0; s < S; s++)
+            for (int p = 0; p < 2; p++) ptx_mbarrier_init(ptx_smem_addr(&ctl->tma[p][s]), 1);
+        ptx_fence_mbarrier_init();
+        if (!PARTS || ROTQ_FRAG_PARTS_EARLY)
+            for (unsigned u = 0; u < S; u++)
+                rotq_frag_fill(&xmap, ctl, slots, slot_bytes, S, sl, qs, u, parts, a.groups, ef);
         for (unsigned s = 0; s < S; s++) {
-            for (int p = 0; p < 2; p++) {
-                ptx_mbarrier_init(ptx_smem_addr(&ctl->tma[p][s]), 1);
-                ptx_mbarrier_init(ptx_smem_addr(&ctl->sgn[p][s]), 32u << qs);
-            }
+            for (int p = 0; p < 2; p++) ptx_mbarrier_init(ptx_smem_addr(&ctl->sgn[p][s]), 32u << qs);
             ctl->reads[s] = 0;
         }
         for (int mt = 0; mt < mts; mt++) {
@@ -485,7 +496,7 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
         rotq_build_factor_frags<L, false>(f, (uint32_t *)afr);
     __syncthreads(); // the control block and fragments before any use
     const int64_t ntiles = a.groups;
-    if (threadIdx.x == 0)
+    if (PARTS && !ROTQ_FRAG_PARTS_EARLY && threadIdx.x == 0)
         for (unsigned u = 0; u < S; u++)
             rotq_frag_fill(&xmap, ctl, slots, slot_bytes, S, sl, qs, u, parts, ntiles, ef);
 

@@ -226,20 +226,6 @@ __global__ void __launch_bounds__(128 * NWG, 1)
     const int wg = (int)(threadIdx.x >> 7), warp = (int)((threadIdx.x >> 5) & 3u);
     const int grp = wg / G, rank = wg - grp * G; // the warpgroup's group and its m64 tiles rank, rank + G, ..
     const bool leader = (threadIdx.x & 127u) == 0u;
-    if (threadIdx.x == 0) {
-        for (int w = 0; w < NG; w++)
-            for (int s = 0; s < S; s++) {
-                ptx_mbarrier_init(ptx_smem_addr(&ctl->full[w][s]), 1);
-                ctl->reads[w][s] = 0u;
-            }
-        for (int w = 0; w < NG; w++)
-            for (int i = 0; i < 3; i++) ctl->am[w][i] = ctl->rs[w][i] = 0u;
-        ptx_fence_mbarrier_init();
-    }
-    rotq_build_factor_wgmma_a<0>(f, A); // rows in order (L = 0: no W bank permutation)
-    ptx_fence_proxy_async_smem();       // H_K (generic writes) before the wgmmas read it
-    __syncthreads();
-
     const int64_t ntiles = a.groups;
     // The group's k-th tile: the block's tile grp + k NG.
     auto tile_of = [&](unsigned k) -> int64_t {
@@ -255,8 +241,22 @@ __global__ void __launch_bounds__(128 * NWG, 1)
         ptx_mbarrier_arrive_expect_tx(mbar, slot_bytes);
         ptx_tma_load_4d(ptx_smem_addr(ring + s * slot_bytes), &xmap, 0, 0, 0, (int32_t)tile, mbar);
     };
-    if (leader && rank == 0)
+    // Each group's first thread sets up the group's control words and sends
+    // its first S tiles on their way, all before the block builds H_K, so the
+    // build overlaps the first loads instead of preceding them (the barrier
+    // after the build makes the control words visible to every thread).
+    if (leader && rank == 0) {
+        for (int s = 0; s < S; s++) {
+            ptx_mbarrier_init(ptx_smem_addr(&ctl->full[grp][s]), 1);
+            ctl->reads[grp][s] = 0u;
+        }
+        for (int i = 0; i < 3; i++) ctl->am[grp][i] = ctl->rs[grp][i] = 0u;
+        ptx_fence_mbarrier_init();
         for (int k = 0; k < S; k++) fill((unsigned)k);
+    }
+    rotq_build_factor_wgmma_a<0>(f, A); // rows in order (L = 0: no W bank permutation)
+    ptx_fence_proxy_async_smem();       // H_K (generic writes) before the wgmmas read it
+    __syncthreads();
 
     const int K = f.k, mtiles = (K + 63) >> 6;
     const int group_bar = 1 + ROTQ_WG_MAX_WARPGROUPS + grp; // named barrier of the group's 128 G threads
