@@ -15,12 +15,14 @@
 // bank conflicts under the padded layout below.
 #pragma once
 
-template <int L>
+// BT: the threads of a block, unless one subtile needs more (the fused
+// quantize kernel runs 128-thread blocks where its rows fit their tiles).
+template <int L, int BT = 256>
 struct rotq_pow2_plan {
     static constexpr int LOG_TILE = L > 10 ? L : 10;             // subtile: 2^LT elements
     static constexpr int PHASES = L == 0 ? 1 : (L + 4) / 5;      // 5 butterfly bits per phase
     static constexpr int SUB_THREADS = 1 << (LOG_TILE - 5);      // threads per subtile
-    static constexpr int SUBTILES = SUB_THREADS >= 256 ? 1 : 256 / SUB_THREADS; // per block
+    static constexpr int SUBTILES = SUB_THREADS >= BT ? 1 : BT / SUB_THREADS;   // per block
     static constexpr int THREADS = SUB_THREADS * SUBTILES;
     static constexpr int TILE = 1 << LOG_TILE;
 

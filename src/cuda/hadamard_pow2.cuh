@@ -446,9 +446,9 @@ __device__ __forceinline__ void rotq_pow2_phases(const rotq_had_args &a, float *
 }
 
 // Shared-memory plan of the power-of-two kernel.
-template <int L, int ES>
+template <int L, int ES, int BT = 256>
 struct rotq_pow2_smem {
-    typedef rotq_pow2_plan<L> plan;
+    typedef rotq_pow2_plan<L, BT> plan;
     static constexpr int TILE_CTA = plan::TILE * plan::SUBTILES;  // elements per block iteration
     static constexpr int STAGE = TILE_CTA * ES;                    // bytes of one stage
     // W (padded fp32, rotq_w_index) beyond the stage it reuses, in whole
@@ -473,17 +473,17 @@ struct rotq_pow2_smem {
 };
 
 // Shared-memory address of the mbarrier of stage b (TMA loads).
-template <int L, int ES>
+template <int L, int ES, int BT = 256>
 __device__ __forceinline__ uint32_t rotq_pow2_mbar(char *smem, int b) {
-    return ptx_smem_addr(smem + rotq_pow2_smem<L, ES>::DATA + 8 * b);
+    return ptx_smem_addr(smem + rotq_pow2_smem<L, ES, BT>::DATA + 8 * b);
 }
 
 // Kernel start: the stage mbarriers of a TMA block, visible to every thread
 // before the first tile is issued.
-template <int L, int ES>
+template <int L, int ES, int BT = 256>
 __device__ __forceinline__ void rotq_pow2_init_tma(const rotq_had_args &a, char *smem) {
     if (!rotq_tma_on(a.tma)) return;
-    rotq_tma_init_stage_mbars(rotq_pow2_mbar<L, ES>(smem, 0)); // stage 1's is 8 bytes on
+    rotq_tma_init_stage_mbars(rotq_pow2_mbar<L, ES, BT>(smem, 0)); // stage 1's is 8 bytes on
     __syncthreads();
 }
 
@@ -491,10 +491,10 @@ __device__ __forceinline__ void rotq_pow2_init_tma(const rotq_had_args &a, char 
 // Chunks past the end are zero-filled; without vector access every element is
 // copied with an ordinary load (synchronously). With a.tma, thread 0 issues the
 // tile's box copies on the stage's mbarrier.
-template <int L, int ES, bool EF = false>
+template <int L, int ES, bool EF = false, int BT = 256>
 __device__ __forceinline__ void rotq_stage_tile(const rotq_had_args &a, int64_t tile, int64_t total, char *stage,
                                                 const CUtensorMap *tmap, uint32_t mbar) {
-    typedef rotq_pow2_smem<L, ES> sm;
+    typedef rotq_pow2_smem<L, ES, BT> sm;
     if (rotq_tma_on(a.tma)) {
         if (threadIdx.x == 0) {
             // A TMA store of an earlier tile out of this region (a.tma_out, issued
@@ -541,11 +541,11 @@ __device__ __forceinline__ void rotq_stage_tile(const rotq_had_args &a, int64_t 
 }
 
 // Kernel start: the first tile's copies, when prefetching.
-template <int L, int ES, bool EF = false>
+template <int L, int ES, bool EF = false, int BT = 256>
 __device__ __forceinline__ void rotq_pow2_first_tile(const rotq_had_args &a, int64_t ntiles, int64_t total,
                                                      char *smem, const CUtensorMap *tmap) {
-    if (rotq_pow2_smem<L, ES>::PREFETCH && (int64_t)blockIdx.x < ntiles)
-        rotq_stage_tile<L, ES, EF>(a, blockIdx.x, total, smem, tmap, rotq_pow2_mbar<L, ES>(smem, 0));
+    if (rotq_pow2_smem<L, ES, BT>::PREFETCH && (int64_t)blockIdx.x < ntiles)
+        rotq_stage_tile<L, ES, EF, BT>(a, blockIdx.x, total, smem, tmap, rotq_pow2_mbar<L, ES, BT>(smem, 0));
     if (!rotq_tma_on(a.tma)) ptx_cp_async_commit();
 }
 
@@ -554,24 +554,24 @@ __device__ __forceinline__ void rotq_pow2_first_tile(const rotq_had_args &a, int
 // next tile's copies into the other stage when prefetching, wait for this
 // tile's, and return its stage. `it` counts the block's tiles: its low bit is
 // the stage when prefetching, the rest gives the mbarrier phase.
-template <int L, int ES, bool EF = false>
+template <int L, int ES, bool EF = false, int BT = 256>
 __device__ __forceinline__ char *rotq_pow2_tile_stage(const rotq_had_args &a, int64_t tile, int64_t ntiles,
                                                       int64_t total, char *smem, const CUtensorMap *tmap,
                                                       unsigned it) {
-    typedef rotq_pow2_smem<L, ES> sm;
+    typedef rotq_pow2_smem<L, ES, BT> sm;
     const int buf = (int)(it & 1u);
     __syncthreads();
     const int b = sm::PREFETCH ? buf : 0;
     if (sm::PREFETCH) {
         if (tile + gridDim.x < ntiles)
-            rotq_stage_tile<L, ES, EF>(a, tile + gridDim.x, total, smem + (buf ^ 1) * (sm::STAGE + sm::EXTRA), tmap,
-                                   rotq_pow2_mbar<L, ES>(smem, buf ^ 1));
+            rotq_stage_tile<L, ES, EF, BT>(a, tile + gridDim.x, total, smem + (buf ^ 1) * (sm::STAGE + sm::EXTRA),
+                                           tmap, rotq_pow2_mbar<L, ES, BT>(smem, buf ^ 1));
     } else {
-        rotq_stage_tile<L, ES, EF>(a, tile, total, smem, tmap, rotq_pow2_mbar<L, ES>(smem, 0));
+        rotq_stage_tile<L, ES, EF, BT>(a, tile, total, smem, tmap, rotq_pow2_mbar<L, ES, BT>(smem, 0));
     }
     if (rotq_tma_on(a.tma)) {
         // the k-th use of a stage's mbarrier waits for phase parity k & 1
-        rotq_tma_wait(rotq_pow2_mbar<L, ES>(smem, b), sm::PREFETCH ? (it >> 1) & 1u : it & 1u);
+        rotq_tma_wait(rotq_pow2_mbar<L, ES, BT>(smem, b), sm::PREFETCH ? (it >> 1) & 1u : it & 1u);
     } else {
         ptx_cp_async_commit();
         if (sm::PREFETCH)
@@ -585,9 +585,9 @@ __device__ __forceinline__ char *rotq_pow2_tile_stage(const rotq_had_args &a, in
 
 // W of the block's tile number `it` (stage cur): the consumed stage, plus the
 // extra region next to it (fp32 W is larger than a 16-bit stage, and padded).
-template <int L, int ES>
+template <int L, int ES, int BT = 256>
 __device__ __forceinline__ float *rotq_pow2_tile_w(char *smem, unsigned it, char *cur) {
-    typedef rotq_pow2_smem<L, ES> sm;
+    typedef rotq_pow2_smem<L, ES, BT> sm;
     return (float *)((sm::PREFETCH && (it & 1u) && sm::EXTRA > 0) ? smem + sm::STAGE : cur);
 }
 
@@ -713,10 +713,10 @@ __host__ __device__ inline int rotq_pow2_out_box(const rotq_had_args &a) {
 // per block) ran 2-7% slower by TMA and 2^23 at n >= 2048 (two to three tiles)
 // 3-5% slower, while n <= 128 at 2^23 (1.9 tiles) ran 2-4% faster and
 // 256..1024 the same.
-template <int L, int ES>
+template <int L, int ES, int BT = 256>
 static inline void rotq_pow2_tma_setup(rotq_had_args &a, CUtensorMap *map, CUtensorMap *ymap, int64_t ntiles,
                                        int64_t grid, const rotq_cuda_device_info *dev) {
-    typedef rotq_pow2_smem<L, ES> sm;
+    typedef rotq_pow2_smem<L, ES, BT> sm;
     memset(map, 0, sizeof *map);
     if (ymap) memset(ymap, 0, sizeof *ymap);
     a.tma = a.tma_out = a.bulk_out = 0;

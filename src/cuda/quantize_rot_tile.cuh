@@ -567,19 +567,34 @@ __device__ __forceinline__ unsigned rotq_qt_tile_rows(const rotq_q_args &qa, int
     return left < (int64_t)R ? (unsigned)left : R;
 }
 
-// Register cap: three 256-thread blocks per SM (80 registers: no spills, and
-// faster on the H100 than 64 with spills or 128 with two blocks) for L = 6..13;
-// single-phase sizes (L <= 5) keep four blocks; L = 14, 15 have 64 by block size.
-template <int L>
+// Register cap: 768 threads per SM for L = 6..13 (three 256-thread blocks or
+// six of 128; 80 registers: no spills, and faster on the H100 than 64 with
+// spills or 128 with two blocks); single-phase sizes (L <= 5) keep four
+// blocks; L = 14, 15 have 64 by block size.
+template <int L, int BT>
 struct rotq_qt_min_blocks {
-    static constexpr int value = L >= 6 && L <= 13 ? 3 : rotq_pow2_min_blocks<L>::value;
+    static constexpr int value =
+        L >= 6 && L <= 13 ? 768 / rotq_pow2_plan<L, BT>::THREADS : rotq_pow2_min_blocks<L>::value;
 };
 
-template <int L, int ES>
-__global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_qt_min_blocks<L>::value)
+// Block threads of the fused kernel where a row fits a 128-thread block's tile:
+// 2^7 and 2^12 (the rows of the bench, measured). Half the tile a block, twice
+// the blocks an SM, the same threads: a persistent grid's last, partial round
+// of tiles is half as long. Same-run A/B on the H100, f16 at 2^25: int4 g128
+// n = 4096 45.5 -> 42.8 us, int8 / fp8 n = 128 -2 / -2.3%, int8 / fp8 n = 4096
+// -0.8%; at 2^27 int4 n = 4096 -6%, the rest within +-0.7%. (The Hadamard
+// kernel with 128-thread blocks: 2^27 +0.5 to +0.8% at n <= 1024, 2^23 +5% at
+// 256..1024; it keeps 256.)
+template <int L>
+__host__ __device__ constexpr int rotq_qt_small_bt(void) {
+    return L == 7 || L == 12 ? 128 : 256;
+}
+
+template <int L, int ES, int BT>
+__global__ void __launch_bounds__(rotq_pow2_plan<L, BT>::THREADS, rotq_qt_min_blocks<L, BT>::value)
     rotq_qt_rot_kernel(rotq_q_args qa, rotq_had_args a, const __grid_constant__ CUtensorMap tmap) {
-    typedef rotq_pow2_plan<L> plan;
-    typedef rotq_pow2_smem<L, ES> sm;
+    typedef rotq_pow2_plan<L, BT> plan;
+    typedef rotq_pow2_smem<L, ES, BT> sm;
     extern __shared__ __align__(1024) char rotq_smem[];
     __shared__ uint32_t red[32], red2[32];
     const unsigned sub = threadIdx.x / plan::SUB_THREADS;
@@ -592,10 +607,11 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_qt_min_blocks
     const unsigned cmask = (1u << qa.cols_log) - 1u;
 
     unsigned it = 0;
-    rotq_pow2_init_tma<L, ES>(a, rotq_smem);
-    rotq_pow2_first_tile<L, ES, (ROTQ_QT_EVICT_FIRST != 0)>(a, ntiles, total, rotq_smem, &tmap);
+    rotq_pow2_init_tma<L, ES, BT>(a, rotq_smem);
+    rotq_pow2_first_tile<L, ES, (ROTQ_QT_EVICT_FIRST != 0), BT>(a, ntiles, total, rotq_smem, &tmap);
     for (int64_t tile = blockIdx.x; tile < ntiles; tile += gridDim.x, it++) {
-        char *cur = rotq_pow2_tile_stage<L, ES, (ROTQ_QT_EVICT_FIRST != 0)>(a, tile, ntiles, total, rotq_smem, &tmap, it);
+        char *cur =
+            rotq_pow2_tile_stage<L, ES, (ROTQ_QT_EVICT_FIRST != 0), BT>(a, tile, ntiles, total, rotq_smem, &tmap, it);
         float v[32];
         rotq_read_stage32<ES>(cur, local0, a.in_dtype, v);
         if (a.signs) {
@@ -609,7 +625,7 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_qt_min_blocks
         }
         rotq_phase<L>(0, v);
         __syncthreads(); // every thread has read the stage that W overwrites
-        float *W = rotq_pow2_tile_w<L, ES>(rotq_smem, it, cur);
+        float *W = rotq_pow2_tile_w<L, ES, BT>(rotq_smem, it, cur);
         if (plan::PHASES == 1) {
             const unsigned b = rotq_w_index(local0); // local0: a multiple of 32
 #pragma unroll
@@ -692,15 +708,15 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_qt_min_blocks
 // qa: as for quantize_rot.cu plus kind and cols_log; a: the rotation's
 // Hadamard arguments (x, stride, groups, blocks_per_row, n, in_dtype, scale,
 // signs, vec_in).
-template <int L, int ES>
-static rotq_status rotq_qt_rot_launch(rotq_q_args qa, const rotq_had_args &a, cudaStream_t stream,
+template <int L, int ES, int BT>
+static rotq_status rotq_qt_rot_launch_bt(rotq_q_args qa, const rotq_had_args &a, cudaStream_t stream,
                                       const rotq_cuda_device_info *dev) {
-    typedef rotq_pow2_plan<L> plan;
-    typedef rotq_pow2_smem<L, ES> sm;
+    typedef rotq_pow2_plan<L, BT> plan;
+    typedef rotq_pow2_smem<L, ES, BT> sm;
     static unsigned long long occupancy[64];
     static int optin[64];
     if (qa.cols > sm::TILE_CTA) return ROTQ_ERR_NOT_SUPPORTED; // the caller falls back
-    const void *kernel = (const void *)rotq_qt_rot_kernel<L, ES>;
+    const void *kernel = (const void *)rotq_qt_rot_kernel<L, ES, BT>;
     const int device = dev->device; // resolved once per call by the entry point
     rotq_status st = rotq_cuda_smem_optin(kernel, sm::BYTES, 1024, &optin[device & 63], dev); // 1 KB: static red
     if (st != ROTQ_OK) return st;
@@ -717,9 +733,20 @@ static rotq_status rotq_qt_rot_launch(rotq_q_args qa, const rotq_had_args &a, cu
     if (grid < 1) return ROTQ_OK;
     rotq_had_args t = a;
     CUtensorMap map;
-    rotq_pow2_tma_setup<L, ES>(t, &map, NULL, ntiles, grid, dev);
-    rotq_qt_rot_kernel<L, ES><<<(unsigned)grid, plan::THREADS, sm::BYTES, stream>>>(qa, t, map);
+    rotq_pow2_tma_setup<L, ES, BT>(t, &map, NULL, ntiles, grid, dev);
+    rotq_qt_rot_kernel<L, ES, BT><<<(unsigned)grid, plan::THREADS, sm::BYTES, stream>>>(qa, t, map);
     return rotq_cuda_check_launch();
+}
+
+// The 128-thread build where the row fits its tile (rotq_qt_small_bt), else
+// the 256-thread one.
+template <int L, int ES>
+static rotq_status rotq_qt_rot_launch(const rotq_q_args &qa, const rotq_had_args &a, cudaStream_t stream,
+                                      const rotq_cuda_device_info *dev) {
+    constexpr int BT = rotq_qt_small_bt<L>();
+    if (BT != 256 && qa.cols <= rotq_pow2_smem<L, ES, BT>::TILE_CTA)
+        return rotq_qt_rot_launch_bt<L, ES, BT>(qa, a, stream, dev);
+    return rotq_qt_rot_launch_bt<L, ES, 256>(qa, a, stream, dev);
 }
 
 // One per input element size (quantize_rot_es2.cu, quantize_rot_es4.cu).
