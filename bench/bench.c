@@ -288,68 +288,68 @@ static int steady_copy_row(const rotq_bench_row *row) {
 
 static int launch_row(const rotq_bench_row *row) { return measured(row) && !strcmp(row->baseline, "empty-kernel"); }
 
+static double copy_gbps(const rotq_bench_row *row) { return row->bytes / (row->baseline_us * 1e3); }
+static double launch_us(const rotq_bench_row *row) { return row->baseline_us; }
+
 static void append_note(rotq_bench_row *row, const char *text) {
     const size_t len = strlen(row->note);
     snprintf(row->note + len, sizeof row->note - len, "%s%s", len ? "; " : "", text);
 }
 
-/* Decode rows: an empty launch far slower than the run's others (one measured
-   12.96 us against a median of 3.14, which made its row's ratio 0.38). */
-static size_t flag_disturbed_launches(rotq_bench_results *r, size_t first, FILE *table) {
-    double *t = malloc((r->count - first) * sizeof *t);
-    if (!t) return 0;
-    int nt = 0;
+/* One kind of baseline judged against the median of the rows it applies to (at
+   least STEADY_MIN_ROWS of them): a copy far below the run's bandwidth, or an
+   empty launch far slower than the run's others (one measured 12.96 us against
+   a median of 3.14, which made its row's ratio 0.38). */
+typedef struct disturbed_rule {
+    int (*applies)(const rotq_bench_row *);
+    double (*value)(const rotq_bench_row *);
+    double limit; /* times the median */
+    int above;    /* disturbed above limit * median (else below) */
+    const char *what, *unit;
+    int digits;
+} disturbed_rule;
+
+static const disturbed_rule disturbed_rules[] = {
+    {steady_copy_row, copy_gbps, DISTURBED_BELOW, 0, "copy at", "GB/s", 0},
+    {launch_row, launch_us, DISTURBED_LAUNCH_ABOVE, 1, "empty launch", "us", 2},
+};
+
+static size_t flag_by_rule(rotq_bench_results *r, size_t first, FILE *table, const disturbed_rule *rule) {
+    double *x = malloc((r->count - first) * sizeof *x);
+    if (!x) return 0;
+    int nx = 0;
     for (size_t i = first; i < r->count; i++)
-        if (launch_row(&r->rows[i])) t[nt++] = r->rows[i].baseline_us;
+        if (rule->applies(&r->rows[i])) x[nx++] = rule->value(&r->rows[i]);
     size_t marked = 0;
-    if (nt >= STEADY_MIN_ROWS) {
-        const double median = rotq__bench_median(t, nt);
+    if (nx >= STEADY_MIN_ROWS) {
+        const double median = rotq__bench_median(x, nx), bound = rule->limit * median;
         for (size_t i = first; i < r->count; i++) {
             rotq_bench_row *row = &r->rows[i];
-            if (!launch_row(row) || row->baseline_us <= DISTURBED_LAUNCH_ABOVE * median) continue;
+            if (!rule->applies(row)) continue;
+            const double v = rule->value(row);
+            if (rule->above ? v <= bound : v >= bound) continue;
             marked++;
             char text[96];
-            snprintf(text, sizeof text, "disturbed: empty launch %.2f us against the run's %.2f us", row->baseline_us,
-                     median);
+            snprintf(text, sizeof text, "disturbed: %s %.*f %s against the run's %.*f %s", rule->what, rule->digits,
+                     v, rule->unit, rule->digits, median, rule->unit);
             append_note(row, text);
             if (table)
-                fprintf(table, "warning: %s %s %s n=%ld: its empty-launch baseline took %.2f us against the run's"
-                        " median %.2f us (above %.2fx): the device was disturbed, the ratio is not comparable\n",
-                        row->group, row->op, row->dtype, (long)row->n, row->baseline_us, median,
-                        DISTURBED_LAUNCH_ABOVE);
+                fprintf(table, "warning: %s %s %s n=%ld: its baseline's %s %.*f %s against the run's median %.*f %s"
+                        " (%s %.2fx): the device was disturbed, the ratio is not comparable\n",
+                        row->group, row->op, row->dtype, (long)row->n, rule->what, rule->digits, v, rule->unit,
+                        rule->digits, median, rule->unit, rule->above ? "above" : "below", rule->limit);
         }
     }
-    free(t);
+    free(x);
     return marked;
 }
 
 size_t rotq_bench_flag_disturbed(rotq_bench_results *r, size_t first, FILE *table) {
     if (!r || first >= r->count) return 0;
-    double *bw = malloc((r->count - first) * sizeof *bw);
-    if (!bw) return 0;
-    int nbw = 0;
-    for (size_t i = first; i < r->count; i++)
-        if (steady_copy_row(&r->rows[i])) bw[nbw++] = r->rows[i].bytes / (r->rows[i].baseline_us * 1e3);
     size_t marked = 0;
-    if (nbw >= STEADY_MIN_ROWS) {
-        const double median = rotq__bench_median(bw, nbw);
-        for (size_t i = first; i < r->count; i++) {
-            rotq_bench_row *row = &r->rows[i];
-            if (!steady_copy_row(row)) continue;
-            const double gbps = row->bytes / (row->baseline_us * 1e3);
-            if (gbps >= DISTURBED_BELOW * median) continue;
-            marked++;
-            char text[96];
-            snprintf(text, sizeof text, "disturbed: copy at %.0f of the run's %.0f GB/s", gbps, median);
-            append_note(row, text);
-            if (table)
-                fprintf(table, "warning: %s %s %s n=%ld: its copy baseline ran at %.0f GB/s against the run's"
-                        " median %.0f GB/s (below %.0f%%): the device was disturbed, the ratio is not comparable\n",
-                        row->group, row->op, row->dtype, (long)row->n, gbps, median, 100.0 * DISTURBED_BELOW);
-        }
-    }
-    free(bw);
-    return marked + flag_disturbed_launches(r, first, table);
+    for (size_t k = 0; k < sizeof disturbed_rules / sizeof disturbed_rules[0]; k++)
+        marked += flag_by_rule(r, first, table, &disturbed_rules[k]);
+    return marked;
 }
 
 /* ---- entry points ------------------------------------------------------- */

@@ -723,6 +723,16 @@ void ck_op_quantize(ck_ctx *c) {
             q.rscale = rscales[si];
             run_case(c, q);
         }
+    /* Block-diagonal rotations of 128 and 4096 over rows of 8192 past the decode
+       kernel: at 2^7 and 2^12 the fused tile kernel runs 128-thread blocks where a
+       row fits their 4096-element tile and its 256-thread build where it does not
+       (rotq_qt_small_bt); every kind at both sizes. */
+    for (int k = 0; k < ROTQ_QUANT_KIND_COUNT; k++)
+        for (int L = 7; L <= 12; L += 5) {
+            q = rotated(base((rotq_quant_kind)k, 128, dts[1 + ((k + L) & 1)], 35, 8192), 1 << L,
+                        ROTQ_HADAMARD_FACTOR_POW2, 0, k & 1);
+            run_case(c, q);
+        }
     if (full) {
         /* Decode sizes (CUDA: the latency kernel of quantize_small.cu takes rows * cols
            <= 2^17 with cols a power of two >= 8): every n = 2^1 .. 2^15, 1 / 3 / 7 rows

@@ -1145,6 +1145,14 @@ __device__ __forceinline__ void rotq_factor_pipelined(const rotq_had_args &a, co
 }
 #endif
 
+// The first tile's TMA copies before the H_K build (rotq_had_factor_kernel).
+// Same-run A/B on the H100, f16 at 2^25: 108 * 256 85.2 -> 80.5 us, 12 * 128
+// 78.1 -> 76.6 (the builds' spills moved by 8 bytes, some up, some down).
+// 0: A/B switch.
+#ifndef ROTQ_FACTOR_EARLY_FILL
+#define ROTQ_FACTOR_EARLY_FILL 1
+#endif
+
 // A persistent block walks over tiles of G row blocks of n = K * 2^L: the next
 // tile streams into the other stage while this one runs the K step (stage ->
 // W) and the power-of-two phases (W -> global; with QUANT, W -> W -> codes:
@@ -1154,13 +1162,6 @@ __device__ __forceinline__ void rotq_factor_pipelined(const rotq_had_args &a, co
 // run-time slice loop costs the phases registers (spills at 128 registers, and
 // 2.3x -> 2.7x the copy time at 20 * 1024 when it was one kernel).
 template <int L, int ES, int KTMAX, bool QUANT, bool SLICED, bool WIDE>
-// The first tile's TMA copies before the H_K build (rotq_had_factor_kernel).
-// Same-run A/B on the H100, f16 at 2^25: 108 * 256 85.2 -> 80.5 us, 12 * 128
-// 78.1 -> 76.6 (the builds' spills moved by 8 bytes, some up, some down).
-// 0: A/B switch.
-#ifndef ROTQ_FACTOR_EARLY_FILL
-#define ROTQ_FACTOR_EARLY_FILL 1
-#endif
 __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX, WIDE>::THREADS),
                                   (rotq_factor_shape<L, ES, KTMAX, WIDE>::BLOCKS))
     rotq_had_factor_kernel(rotq_had_args a, const __grid_constant__ rotq_had_factor f, rotq_q_args qa,
@@ -1198,12 +1199,13 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX, WIDE>::THREAD
     const bool pre_am = QUANT && (qa.kind == ROTQ_QUANT_INT8_ROW || qa.kind == ROTQ_QUANT_FP8_ROW) &&
                         a.n % plan::TILE == 0 && G <= ROTQ_FACTOR_AM_ROWS;
     if (rotq_tma_on(a.tma)) rotq_tma_init_stage_mbars(mbar0, 3); // the third for rotq_factor_pipelined
-    // The pipelined loop (rotq_factor_pipelined) issues its own first copies.
-    bool pipelined = false;
-#if ROTQ_WGMMA
-    if constexpr (ES == 2 && !QUANT && !SLICED && L >= 6 && L <= 7 && KTMAX > ROTQ_FACTOR_SMALL_KT)
-        pipelined = wg && stages == 3 && rotq_tma_on(a.tma_out) && !a.signs;
-#endif
+    // The builds with the pipelined loop (rotq_factor_pipelined), and whether this
+    // call takes it: the host's choice, with TMA tile stores and no sign vector
+    // (the loop hands the stages to wgmma as they arrive, with no sign pass). It
+    // issues its own first copies.
+    constexpr bool PIPE = ROTQ_WGMMA && ES == 2 && !QUANT && !SLICED && L >= 6 && L <= 7 &&
+                          KTMAX > ROTQ_FACTOR_SMALL_KT;
+    const bool pipelined = PIPE && wg && stages == 3 && rotq_tma_on(a.tma_out) && !a.signs;
     // One stage of whole tiles: the copies of the next tile go out as soon as
     // the K step has read the stage, and arrive during the phases. Two-block
     // builds only (the one-block builds have two stages wherever their shared
@@ -1228,9 +1230,7 @@ __global__ void __launch_bounds__((rotq_factor_shape<L, ES, KTMAX, WIDE>::THREAD
     if (QUANT && threadIdx.x < 2 * ROTQ_FACTOR_AM_ROWS) (&row_am[0][0])[threadIdx.x] = 0u;
     __syncthreads(); // the mbarriers are initialized before any thread uses them
 #if ROTQ_WGMMA
-    if constexpr (ES == 2 && !QUANT && !SLICED && L >= 6 && L <= 7 && KTMAX > ROTQ_FACTOR_SMALL_KT) {
-        // The host's choice, with TMA tile stores and no sign vector (this loop
-        // hands the stages to wgmma as they arrive, with no sign pass).
+    if constexpr (PIPE) {
         if (pipelined) {
             rotq_factor_pipelined<L, KTMAX>(a, f, &xmap, &ymap, afr, stage0, stage_bytes, mbar0, W, nthreads, ntiles);
             if (threadIdx.x == 0) ptx_bulk_wait_read<0>(); // the stages are read before the block ends

@@ -415,18 +415,19 @@ __host__ __device__ inline size_t rotq_frag_smem(int k, int kt, int rows, int sl
            (size_t)((rows + 15) / 16) * kt * 512 + 16 + sizeof(rotq_frag_ctl);
 }
 
-// QUANT: the fused rotate + quantize build (qa as for the fused power-of-two
-// kernel: kind, q, scales, row_sums, group fields; rows = row blocks, cols = n):
-// B tasks write codes (rotq_frag_quant_b) instead of y. PARTS: the build whose
-// blocks share tiles (f.parts, rotq_frag_parts; the others take whole tiles,
-// with no run-time state for it).
-template <int L, int KT, bool QUANT, bool PARTS = false>
 // The PARTS builds' first copies before their fragments too (their spills
 // grew by 8 bytes with it, yet same-run on the H100, f16 at 2^25: 40 * 1024
 // 59.5 -> 57.6 us, 28 * 1024 57.0 -> 55.8). 0: after the fragments (A/B switch).
 #ifndef ROTQ_FRAG_PARTS_EARLY
 #define ROTQ_FRAG_PARTS_EARLY 1
 #endif
+
+// QUANT: the fused rotate + quantize build (qa as for the fused power-of-two
+// kernel: kind, q, scales, row_sums, group fields; rows = row blocks, cols = n):
+// B tasks write codes (rotq_frag_quant_b) instead of y. PARTS: the build whose
+// blocks share tiles (f.parts, rotq_frag_parts; the others take whole tiles,
+// with no run-time state for it).
+template <int L, int KT, bool QUANT, bool PARTS = false>
 __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
     rotq_had_frag_kernel(rotq_had_args a, const __grid_constant__ rotq_had_factor f, const rotq_q_args qa,
                          const __grid_constant__ CUtensorMap xmap) {

@@ -56,7 +56,6 @@ rotq_status rotq_q_launch_rot_factor(int kind, rotq_q_args qa, const rotq__hadam
     // on sm_90a: the warpgroup kernel; else the general one.
     const rotq_status sf = rotq_dispatch_frag_quant_es2(rotate->log2_pow2, a, f, qa, stream, dev, dry);
     if (sf != ROTQ_ERR_NOT_SUPPORTED) return sf;
-    // K > 16 at 2^6, 2^7 on sm_90a: the warpgroup kernel.
     const rotq_status sw = rotq_dispatch_wg_quant_es2(rotate->log2_pow2, a, f, qa, stream, dev, dry);
     if (sw != ROTQ_ERR_NOT_SUPPORTED) return sw;
     return rotq_dispatch_factor_quant_es2(rotate->log2_pow2, a, f, qa, stream, dev, dry);

@@ -710,7 +710,7 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L, BT>::THREADS, rotq_qt_min_bl
 // signs, vec_in).
 template <int L, int ES, int BT>
 static rotq_status rotq_qt_rot_launch_bt(rotq_q_args qa, const rotq_had_args &a, cudaStream_t stream,
-                                      const rotq_cuda_device_info *dev) {
+                                         const rotq_cuda_device_info *dev) {
     typedef rotq_pow2_plan<L, BT> plan;
     typedef rotq_pow2_smem<L, ES, BT> sm;
     static unsigned long long occupancy[64];

@@ -1,7 +1,6 @@
 // Quantize with a K * 2^L rotation on the warpgroup kernel (hadamard_factor_wg.cuh
 // built with QUANT): K > 16 at 2^6 and 2^7 (172 * 64 = 11008, 108 * 128 = 13824,
-// 40 * 128 = 5120),
-// 16-bit input by TMA, sm_90a.
+// 40 * 128 = 5120), 16-bit input by TMA, sm_90a.
 #include "hadamard_factor_wg.cuh"
 
 rotq_status rotq_dispatch_wg_quant_es2(int L, const rotq_had_args &a, const rotq_had_factor &f,
