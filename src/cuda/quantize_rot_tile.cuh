@@ -590,7 +590,38 @@ __host__ __device__ constexpr int rotq_qt_small_bt(void) {
     return L == 7 || L == 12 ? 128 : 256;
 }
 
+// A build of the kernel for int4 groups on the pair epilogue at 2^12 alone
+// (SPEC == ROTQ_QT_SPEC_INT4): its tile loop holds only that path, where the
+// run-time choice spreads a tile's 820 warp instructions over six regions of a
+// 9000-instruction kernel (ncu at n = 4096: 15% of the stall samples waiting
+// for instructions). Same-run A/B on the H100, f16: int4 g128 n = 4096 43.0 ->
+// 42.3 us at 2^25, 150.5 -> 147.2 at 2^27; the same builds for int8 / fp8 at
+// 2^12 and for every kind at 2^7 measured within the noise (int4 at 2^7 +0.6%),
+// so only this one is built. 0: A/B switch.
+#ifndef ROTQ_QT_SPEC
+#define ROTQ_QT_SPEC 1
+#endif
+enum { ROTQ_QT_SPEC_ANY = 0, ROTQ_QT_SPEC_INT4 = 1 };
+
 template <int L, int ES, int BT>
+__host__ __device__ constexpr bool rotq_qt_spec_built(void) {
+    return ROTQ_QT_SPEC != 0 && ES == 2 && BT == 128 && L == 12;
+}
+
+// Whether the kernel quantizes a tile from the last phase's registers: rows of
+// exactly 2^L int8 / fp8 codes, or int4 rows of one group (2^6, 2^7: n = group);
+// at 2^11 and 2^12 the Hadamard kernel's pair exchanges (rotq_pow2_pair_plan)
+// bring a lane 8 or 4 consecutive columns: no quad transpose for the codes, and
+// int4 groups of 32..128 from registers too.
+template <int L>
+__host__ __device__ __forceinline__ bool rotq_qt_reg_path(const rotq_q_args &qa) {
+    constexpr bool PAIRS = rotq_pow2_pair_plan<L>::ON && rotq_pow2_pair_plan<L>::P >= 2;
+    return qa.cols_log == L &&
+           (qa.kind != ROTQ_QUANT_INT4_GROUP || (L <= 7 && qa.group == (1 << L)) ||
+            (PAIRS && qa.group_shift >= 5 && qa.group_shift <= 7));
+}
+
+template <int L, int ES, int BT, int SPEC = ROTQ_QT_SPEC_ANY>
 __global__ void __launch_bounds__(rotq_pow2_plan<L, BT>::THREADS, rotq_qt_min_blocks<L, BT>::value)
     rotq_qt_rot_kernel(rotq_q_args qa, rotq_had_args a, const __grid_constant__ CUtensorMap tmap) {
     typedef rotq_pow2_plan<L, BT> plan;
@@ -631,23 +662,19 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L, BT>::THREADS, rotq_qt_min_bl
 #pragma unroll
             for (int r = 0; r < 32; r++) W[b + (unsigned)r] = v[r] * a.scale;
         } else {
-            // Rows of exactly 2^L int8 / fp8 codes, or int4 rows of one group
-            // (2^6, 2^7: n = group): quantized from registers. At 2^11 and 2^12
-            // the Hadamard kernel's pair exchanges (rotq_pow2_pair_plan) bring
-            // a lane 8 or 4 consecutive columns: no quad transpose for the
-            // codes, and int4 groups of 32..128 from registers too.
             constexpr bool PAIRS = rotq_pow2_pair_plan<L>::ON && rotq_pow2_pair_plan<L>::P >= 2;
-            const bool reg = qa.cols_log == L && (qa.kind != ROTQ_QUANT_INT4_GROUP ||
-                                                  (L <= 7 && qa.group == (1 << L)) ||
-                                                  (PAIRS && qa.group_shift >= 5 && qa.group_shift <= 7));
+            // quantized from the last phase's registers where rotq_qt_reg_path holds
+            const bool reg = SPEC != ROTQ_QT_SPEC_ANY || rotq_qt_reg_path<L>(qa);
+            const int kind = SPEC == ROTQ_QT_SPEC_INT4 ? ROTQ_QUANT_INT4_GROUP : qa.kind;
+            const bool sums = SPEC == ROTQ_QT_SPEC_ANY && qa.row_sums;
             if (L == 7 && reg) {
                 // rows of 128: the quad layout (rotq_qt_quad_plan)
                 rotq_qt_quad_exchange(W, sub_base, tid, v);
                 const int64_t row0 = tile * R;
                 const unsigned rv = rotq_qt_tile_rows(qa, row0, R);
-                switch (qa.kind) {
+                switch (kind) {
                 case ROTQ_QUANT_INT8_ROW:
-                    if (qa.row_sums)
+                    if (sums)
                         rotq_qt_quad_epilogue<ROTQ_QUANT_INT8_ROW, true>(qa, v, a.scale, sub, tid, row0, rv);
                     else
                         rotq_qt_quad_epilogue<ROTQ_QUANT_INT8_ROW, false>(qa, v, a.scale, sub, tid, row0, rv);
@@ -669,9 +696,9 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L, BT>::THREADS, rotq_qt_min_bl
             if (plan::PHASES > 1 && L != 7 && reg) { // (rows of 128 took the quad epilogue above)
                 const int64_t row0 = tile * R;
                 const unsigned rv = rotq_qt_tile_rows(qa, row0, R);
-                switch (qa.kind) {
+                switch (kind) {
                 case ROTQ_QUANT_INT8_ROW:
-                    if (qa.row_sums)
+                    if (sums)
                         rotq_qt_reg_epilogue<ROTQ_QUANT_INT8_ROW, L, true, PAIRS>(qa, v, a.scale, sub, tid, row0, rv, red, red2);
                     else
                         rotq_qt_reg_epilogue<ROTQ_QUANT_INT8_ROW, L, false, PAIRS>(qa, v, a.scale, sub, tid, row0, rv, red, red2);
@@ -713,12 +740,19 @@ static rotq_status rotq_qt_rot_launch_bt(rotq_q_args qa, const rotq_had_args &a,
                                          const rotq_cuda_device_info *dev) {
     typedef rotq_pow2_plan<L, BT> plan;
     typedef rotq_pow2_smem<L, ES, BT> sm;
-    static unsigned long long occupancy[64];
-    static int optin[64];
+    static unsigned long long occupancy[2][64];
+    static int optin[2][64];
     if (qa.cols > sm::TILE_CTA) return ROTQ_ERR_NOT_SUPPORTED; // the caller falls back
+    int spec = ROTQ_QT_SPEC_ANY;
     const void *kernel = (const void *)rotq_qt_rot_kernel<L, ES, BT>;
+    if constexpr (rotq_qt_spec_built<L, ES, BT>()) {
+        if (qa.kind == ROTQ_QUANT_INT4_GROUP && rotq_qt_reg_path<L>(qa)) {
+            spec = ROTQ_QT_SPEC_INT4;
+            kernel = (const void *)rotq_qt_rot_kernel<L, ES, BT, ROTQ_QT_SPEC_INT4>;
+        }
+    }
     const int device = dev->device; // resolved once per call by the entry point
-    rotq_status st = rotq_cuda_smem_optin(kernel, sm::BYTES, 1024, &optin[device & 63], dev); // 1 KB: static red
+    rotq_status st = rotq_cuda_smem_optin(kernel, sm::BYTES, 1024, &optin[spec][device & 63], dev); // 1 KB: static red
     if (st != ROTQ_OK) return st;
     const int lpg = qa.kind == ROTQ_QUANT_INT4_GROUP ? qa.group / (8 * ROTQ_QT_I4_CPL_W) : 1;
     qa.nch = (int32_t)(qa.cols / 8);
@@ -728,14 +762,18 @@ static rotq_status rotq_qt_rot_launch_bt(rotq_q_args qa, const rotq_had_args &a,
     qa.passes = (int32_t)(qa.tile_rows > teams ? qa.tile_rows / teams : 1);
     const int64_t total = a.groups << L;
     const int64_t ntiles = (total + sm::TILE_CTA - 1) / sm::TILE_CTA;
-    int64_t grid = (int64_t)rotq_qt_per_sm(kernel, plan::THREADS, sm::BYTES, &occupancy[device & 63]) * dev->sm_count;
+    int64_t grid = (int64_t)rotq_qt_per_sm(kernel, plan::THREADS, sm::BYTES, &occupancy[spec][device & 63]) * dev->sm_count;
     if (grid > ntiles) grid = ntiles;
     if (grid < 1) return ROTQ_OK;
     rotq_had_args t = a;
     CUtensorMap map;
     rotq_pow2_tma_setup<L, ES, BT>(t, &map, NULL, ntiles, grid, dev);
-    rotq_qt_rot_kernel<L, ES, BT><<<(unsigned)grid, plan::THREADS, sm::BYTES, stream>>>(qa, t, map);
-    return rotq_cuda_check_launch();
+    void *args[] = {&qa, &t, &map};
+    if (cudaLaunchKernel(kernel, dim3((unsigned)grid), dim3(plan::THREADS), args, sm::BYTES, stream) != cudaSuccess) {
+        cudaGetLastError();
+        return ROTQ_ERR_CUDA;
+    }
+    return ROTQ_OK;
 }
 
 // The 128-thread build where the row fits its tile (rotq_qt_small_bt), else
