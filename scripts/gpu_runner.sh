@@ -80,6 +80,9 @@ san_start() {
     local tool lim
     lim=$(($(left) - 90)) # the benchmark and the summary after them
     [ $lim -gt 360 ] && lim=360
+    if [ $lim -lt 30 ]; then
+        R[memcheck]="skipped: too little time left"; R[racecheck]=${R[memcheck]}; return
+    fi
     step "compute-sanitizer memcheck and racecheck, $EXE --backend cuda (quick table), in the background (${lim}s)"
     for tool in memcheck racecheck; do
         : >"$LOG/san-$tool.tmp"
