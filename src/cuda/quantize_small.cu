@@ -2,6 +2,7 @@
 // the shape checks and one kernel per L, every input dtype and kind.
 #include <string.h>
 
+#include "quantize_launch.cuh"
 #include "quantize_small.cuh"
 
 #define CASE(L) \

@@ -18,7 +18,7 @@
 // anything else returns ROTQ_ERR_NOT_SUPPORTED and takes quantize_rot.cu.
 #pragma once
 #include "hadamard_small.cuh"
-#include "quantize_rot_tile.cuh" // the register epilogue pieces; rotq_qt_i8x2 and co. (quantize_common.cuh)
+#include "quantize_reg_epilogue.cuh" // reductions and code helpers; rotq_qt_i8x2 and co. (quantize_common.cuh)
 
 // From the last round's layout to round 0's (thread t: tile elements
 // t * V .. t * V + V - 1), scaled by s on the way.
