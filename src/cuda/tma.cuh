@@ -36,7 +36,7 @@ __host__ __device__ constexpr int rotq_tma_box_rows(int tile_bytes) {
 // point, alignment, sizes): the caller then takes the cp.async path.
 int rotq_tma_map_rows(CUtensorMap *map, const void *base, int64_t elements, int es, int box_rows);
 
-// Encodes *map for the factor kernel's stages (hadamard_factor.cuh): 16-bit row
+// Encodes *map for the factor kernel's stages (hadamard_factor_stage.cuh): 16-bit row
 // blocks of K rows of 2^L columns, `groups` of them group_stride elements apart,
 // as 4-D (64 columns, K rows, 2^(L-6) column blocks, row blocks), read in boxes
 // of (64, box_k >= K, 2^(ls-6), G): a stage laid out [row block][column
