@@ -1,0 +1,172 @@
+// The persistent tile pipeline of the power-of-two kernel, shared with the fused
+// rotate + quantize kernel (quantize_rot_tile.cuh): the shared-memory plan, the
+// stage mbarriers, the tile copies global -> shared (TMA boxes or 16-byte
+// cp.async, double-buffered) and the read of a thread's phase-0 values.
+#pragma once
+#include "hadamard_pow2_phases.cuh"
+
+// Shared-memory plan of the power-of-two kernel.
+template <int L, int ES, int BT = 256>
+struct rotq_pow2_smem {
+    typedef rotq_pow2_plan<L, BT> plan;
+    static constexpr int TILE_CTA = plan::TILE * plan::SUBTILES;  // elements per block iteration
+    static constexpr int STAGE = TILE_CTA * ES;                    // bytes of one stage
+    // W (padded fp32, rotq_w_index) beyond the stage it reuses, in whole
+    // 1024-byte units so that the next stage stays aligned for TMA's swizzle
+    // (the largest layout in use: the pair exchanges at 2^11 .. 2^14, the fused
+    // kernel's quad exchange at 2^7, the 32-bit ones)
+    static constexpr unsigned W_SLOTS = L == 7 ? rotq_w4_slots(TILE_CTA)
+                                        : rotq_pow2_pair_plan<L>::W2 && rotq_w2_slots(TILE_CTA) > rotq_w_slots(TILE_CTA)
+                                            ? rotq_w2_slots(TILE_CTA)
+                                            : rotq_w_slots(TILE_CTA);
+    static constexpr int EXTRA = ((int)W_SLOTS * 4 - STAGE + 1023) / 1024 * 1024;
+    static constexpr bool PREFETCH = 2 * STAGE + EXTRA <= 200 * 1024;
+    static constexpr int DATA = PREFETCH ? 2 * STAGE + EXTRA : STAGE + EXTRA;
+    // TMA: 128-byte rows per tile, boxes of at most 256 rows
+    static constexpr int TMA_ROWS = STAGE / ROTQ_TMA_ROW_BYTES;
+    static constexpr int TMA_BOX = rotq_tma_box_rows(STAGE);
+    // dynamic shared memory: the data, then one mbarrier per stage. The
+    // kernels declare it 1024-byte aligned (TMA's swizzle needs that); the
+    // compiler pads the static variables before it, and the padding is part of
+    // the static size that the occupancy figures count.
+    static constexpr int BYTES = DATA + 16;
+};
+
+// Shared-memory address of the mbarrier of stage b (TMA loads).
+template <int L, int ES, int BT = 256>
+__device__ __forceinline__ uint32_t rotq_pow2_mbar(char *smem, int b) {
+    return ptx_smem_addr(smem + rotq_pow2_smem<L, ES, BT>::DATA + 8 * b);
+}
+
+// Kernel start: the stage mbarriers of a TMA block, visible to every thread
+// before the first tile is issued.
+template <int L, int ES, int BT = 256>
+__device__ __forceinline__ void rotq_pow2_init_tma(const rotq_had_args &a, char *smem) {
+    if (!rotq_tma_on(a.tma)) return;
+    rotq_tma_init_stage_mbars(rotq_pow2_mbar<L, ES, BT>(smem, 0)); // stage 1's is 8 bytes on
+    __syncthreads();
+}
+
+// Issues the copies of tile `tile` into a stage (16-byte chunks, swizzled).
+// Chunks past the end are zero-filled; without vector access every element is
+// copied with an ordinary load (synchronously). With a.tma, thread 0 issues the
+// tile's box copies on the stage's mbarrier.
+template <int L, int ES, bool EF = false, int BT = 256>
+__device__ __forceinline__ void rotq_stage_tile(const rotq_had_args &a, int64_t tile, int64_t total, char *stage,
+                                                const CUtensorMap *tmap, uint32_t mbar) {
+    typedef rotq_pow2_smem<L, ES, BT> sm;
+    if (rotq_tma_on(a.tma)) {
+        if (threadIdx.x == 0) {
+            // A TMA store of an earlier tile out of this region (a.tma_out, issued
+            // by this thread) has read it. The stage was W of an earlier tile
+            // (generic-proxy accesses, ordered before this point by the caller's
+            // barrier): order them before the TMA's writes (async proxy).
+            ptx_bulk_wait_read<0>();
+            ptx_fence_proxy_async_smem();
+            rotq_tma_load_rows<EF>(tmap, tile * sm::TMA_ROWS, sm::TMA_ROWS, sm::TMA_BOX, stage, mbar);
+        }
+        return;
+    }
+    const int per = 16 / ES;
+    const int64_t mask = (1 << L) - 1;
+    const int64_t e_first = tile * sm::TILE_CTA;
+    if (a.vec_in) {
+        for (int c = threadIdx.x; c < sm::TILE_CTA / per; c += blockDim.x) {
+            const int64_t e = e_first + (int64_t)c * per;
+            char *dst = stage + rotq_chunk_swizzle((unsigned)c) * 16;
+            if (e + per <= total) {
+                ptx_cp_async_16(ptx_smem_addr(dst), (const char *)a.x +
+                                (rotq_group_base(a, e >> L, a.x_stride) + (e & mask)) * ES);
+            } else {
+                // the tail: a partial chunk (packed tiny rows) or none
+                for (int i = 0; i < per; i++) {
+                    const int64_t off = rotq_group_base(a, (e + i) >> L, a.x_stride) + ((e + i) & mask);
+                    if (ES == 4)
+                        ((uint32_t *)dst)[i] = e + i < total ? ((const uint32_t *)a.x)[off] : 0u;
+                    else
+                        ((uint16_t *)dst)[i] = e + i < total ? ((const uint16_t *)a.x)[off] : (uint16_t)0;
+                }
+            }
+        }
+    } else {
+        for (int i = threadIdx.x; i < sm::TILE_CTA; i += blockDim.x) {
+            const int64_t e = e_first + i;
+            const unsigned s = rotq_chunk_swizzle((unsigned)(i / per)) * per + (unsigned)(i % per);
+            if (ES == 4)
+                ((float *)stage)[s] = e < total ? ((const float *)a.x)[rotq_group_base(a, e >> L, a.x_stride) + (e & mask)] : 0.0f;
+            else
+                ((uint16_t *)stage)[s] = e < total ? ((const uint16_t *)a.x)[rotq_group_base(a, e >> L, a.x_stride) + (e & mask)] : (uint16_t)0;
+        }
+    }
+}
+
+// Kernel start: the first tile's copies, when prefetching.
+template <int L, int ES, bool EF = false, int BT = 256>
+__device__ __forceinline__ void rotq_pow2_first_tile(const rotq_had_args &a, int64_t ntiles, int64_t total,
+                                                     char *smem, const CUtensorMap *tmap) {
+    if (rotq_pow2_smem<L, ES, BT>::PREFETCH && (int64_t)blockIdx.x < ntiles)
+        rotq_stage_tile<L, ES, EF, BT>(a, blockIdx.x, total, smem, tmap, rotq_pow2_mbar<L, ES, BT>(smem, 0));
+    if (!rotq_tma_on(a.tma)) ptx_cp_async_commit();
+}
+
+// The persistent loop's hand-off, shared by the Hadamard and the fused quantize
+// kernels: after a barrier (the previous tile's W and stage are free), issue the
+// next tile's copies into the other stage when prefetching, wait for this
+// tile's, and return its stage. `it` counts the block's tiles: its low bit is
+// the stage when prefetching, the rest gives the mbarrier phase.
+template <int L, int ES, bool EF = false, int BT = 256>
+__device__ __forceinline__ char *rotq_pow2_tile_stage(const rotq_had_args &a, int64_t tile, int64_t ntiles,
+                                                      int64_t total, char *smem, const CUtensorMap *tmap,
+                                                      unsigned it) {
+    typedef rotq_pow2_smem<L, ES, BT> sm;
+    const int buf = (int)(it & 1u);
+    __syncthreads();
+    const int b = sm::PREFETCH ? buf : 0;
+    if (sm::PREFETCH) {
+        if (tile + gridDim.x < ntiles)
+            rotq_stage_tile<L, ES, EF, BT>(a, tile + gridDim.x, total, smem + (buf ^ 1) * (sm::STAGE + sm::EXTRA),
+                                           tmap, rotq_pow2_mbar<L, ES, BT>(smem, buf ^ 1));
+    } else {
+        rotq_stage_tile<L, ES, EF, BT>(a, tile, total, smem, tmap, rotq_pow2_mbar<L, ES, BT>(smem, 0));
+    }
+    if (rotq_tma_on(a.tma)) {
+        // the k-th use of a stage's mbarrier waits for phase parity k & 1
+        rotq_tma_wait(rotq_pow2_mbar<L, ES, BT>(smem, b), sm::PREFETCH ? (it >> 1) & 1u : it & 1u);
+    } else {
+        ptx_cp_async_commit();
+        if (sm::PREFETCH)
+            ptx_cp_async_wait<1>();
+        else
+            ptx_cp_async_wait<0>();
+        __syncthreads();
+    }
+    return smem + b * (sm::STAGE + sm::EXTRA);
+}
+
+// W of the block's tile number `it` (stage cur): the consumed stage, plus the
+// extra region next to it (fp32 W is larger than a 16-bit stage, and padded).
+template <int L, int ES, int BT = 256>
+__device__ __forceinline__ float *rotq_pow2_tile_w(char *smem, unsigned it, char *cur) {
+    typedef rotq_pow2_smem<L, ES, BT> sm;
+    return (float *)((sm::PREFETCH && (it & 1u) && sm::EXTRA > 0) ? smem + sm::STAGE : cur);
+}
+
+// Phase-0 values of this thread: its 32 consecutive elements of the stage.
+template <int ES>
+__device__ __forceinline__ void rotq_read_stage32(const char *stage, unsigned local0, int dtype, float v[32]) {
+    const int per = 16 / ES;
+#pragma unroll
+    for (int i = 0; i < 32 / per; i++) {
+        uint4 u = *(const uint4 *)(stage + rotq_chunk_swizzle(local0 / per + i) * 16);
+        uint32_t w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            if (ES == 4) {
+                v[per * i + j] = __uint_as_float(w[j]);
+            } else {
+                v[per * i + 2 * j] = rotq_from_16_lo(w[j], dtype);
+                v[per * i + 2 * j + 1] = rotq_from_16_hi(w[j], dtype);
+            }
+        }
+    }
+}
