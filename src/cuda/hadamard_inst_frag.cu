@@ -1,6 +1,6 @@
 // The K * 2^L kernel of hadamard_factor_frag.cuh: 2^8 .. 2^10, K <= 64 (one
 // build per k-tile count).
-#include "hadamard_factor_frag.cuh"
+#include "hadamard_factor_frag_launch.cuh"
 
 template <int L>
 static rotq_status rotq_dispatch_frag_kt(const rotq_had_args &a, const rotq_had_factor &f, cudaStream_t s,

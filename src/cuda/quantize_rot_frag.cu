@@ -1,6 +1,6 @@
 // Quantize with a K * 2^L rotation on the fragment kernel (hadamard_factor_frag.cuh
 // built with QUANT): 2^8 .. 2^10, K <= 64, 16-bit input by TMA.
-#include "hadamard_factor_frag.cuh"
+#include "hadamard_factor_frag_launch.cuh"
 
 template <int L>
 static rotq_status rotq_dispatch_frag_quant_kt(const rotq_had_args &a, const rotq_had_factor &f,
