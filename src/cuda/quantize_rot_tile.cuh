@@ -61,7 +61,7 @@ __host__ __device__ constexpr int rotq_qt_small_bt(void) {
 
 // A build of the kernel for int4 groups on the pair epilogue at 2^12 alone
 // (SPEC == ROTQ_QT_SPEC_INT4): its tile loop holds only that path, where the
-// run-time choice spreads a tile's 820 warp instructions over six regions of a
+// run-time choice spreads a tile's 860 warp instructions over six regions of a
 // 9000-instruction kernel (ncu at n = 4096: 15% of the stall samples waiting
 // for instructions). Same-run A/B on the H100, f16: int4 g128 n = 4096 43.0 ->
 // 42.3 us at 2^25, 150.5 -> 147.2 at 2^27; the same builds for int8 / fp8 at
