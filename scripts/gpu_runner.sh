@@ -64,7 +64,7 @@ find_tool() { # a CUDA tool on PATH or in the toolkit
 # compute-sanitizer memcheck and racecheck over the CUDA op-suite driver's quick
 # table, both at once in the background (san_start), each into its own log;
 # san_collect waits for them, appends both logs to sanitizer.log and sets R[].
-SAN_PIDS=()
+SAN_PIDS=() SAN_LIM=0
 san_start() {
     EXE="$BUILD/tests/rotq_test_ops"
     if [ ! -x "$EXE" ]; then # ask CTest for the ops_cuda command
@@ -77,38 +77,36 @@ san_start() {
     if [ -z "$EXE" ] || [ ! -x "$EXE" ]; then
         R[memcheck]="NOT RUN: no CUDA op-suite driver (tests/rotq_test_ops)"; R[racecheck]=${R[memcheck]}; return
     fi
-    local tool lim
-    lim=$(($(left) - 90)) # the benchmark and the summary after them
-    [ $lim -gt 360 ] && lim=360
-    if [ $lim -lt 30 ]; then
+    local tool
+    SAN_LIM=$(($(left) - 90)) # the benchmark and the summary after them
+    [ $SAN_LIM -gt 360 ] && SAN_LIM=360
+    if [ $SAN_LIM -lt 30 ]; then
         R[memcheck]="skipped: too little time left"; R[racecheck]=${R[memcheck]}; return
     fi
-    step "compute-sanitizer memcheck and racecheck, $EXE --backend cuda (quick table), in the background (${lim}s)"
+    step "compute-sanitizer memcheck and racecheck, $EXE --backend cuda (quick table), in the background (${SAN_LIM}s)"
     for tool in memcheck racecheck; do
         : >"$LOG/san-$tool.tmp"
         # four OpenMP threads each for the CPU references: the tests run beside them
-        run_to "$LOG/san-$tool.tmp" "$lim" env OMP_NUM_THREADS=4 "$SAN" --tool "$tool" --error-exitcode 86 --print-limit 100 \
+        run_to "$LOG/san-$tool.tmp" "$SAN_LIM" env OMP_NUM_THREADS=4 "$SAN" --tool "$tool" --error-exitcode 86 --print-limit 100 \
             "$EXE" --backend cuda &
         SAN_PIDS+=("$tool:$!")
-        echo "$lim" >"$LOG/san-$tool.lim"
     done
 }
 san_collect() {
-    local entry tool pid rc lim section errs cases
+    local entry tool pid rc section errs cases
     for entry in "${SAN_PIDS[@]}"; do
         tool=${entry%%:*} pid=${entry#*:}
         wait "$pid"
         rc=$?
-        lim=$(cat "$LOG/san-$tool.lim")
         { echo "==== $tool ===="; cat "$LOG/san-$tool.tmp"; } >>"$LOG/sanitizer.log"
         section=$(cat "$LOG/san-$tool.tmp")
-        rm -f "$LOG/san-$tool.tmp" "$LOG/san-$tool.lim"
+        rm -f "$LOG/san-$tool.tmp"
         errs=$(grep -Eo '(ERROR SUMMARY: [0-9]+|[0-9]+ errors)' <<<"$section" | tail -n 1 | grep -Eo '[0-9]+')
         cases=$(grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped' <<<"$section" | tail -n 1)
         case $rc in
         0) R[$tool]="${errs:-0} errors" ;;
         86) R[$tool]="${errs:-some} ERRORS (see sanitizer.log)" ;;
-        124) R[$tool]="TIMED OUT after ${lim}s (${errs:-?} errors reported)" ;;
+        124) R[$tool]="TIMED OUT after ${SAN_LIM}s (${errs:-?} errors reported)" ;;
         *) R[$tool]="exit status $rc, ${errs:-?} errors (see sanitizer.log)" ;;
         esac
         [ $rc -eq 0 ] && [ "${cases%% *}" = 0 ] && R[$tool]="ran no case: $cases"
