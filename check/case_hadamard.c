@@ -487,6 +487,31 @@ void ck_op_hadamard(ck_ctx *c) {
     h = base_case(8192, ROTQ_HADAMARD_FACTOR_POW2, BF16, BF16, 17);
     h.signs = 1;
     emit(c, h);
+    /* 16-bit inputs without signs at 2^11 .. 2^14 past the small kernel: by
+       cp.async stages here and in the strided and block-diagonal cases below, by
+       TMA stages in the 16.8M-element ones (and phase 0 on tensor cores when that
+       was tried: docs/perf-notes.md, power-of-two v27). */
+    h = base_case(8192, ROTQ_HADAMARD_FACTOR_POW2, F16, F16, 19);
+    emit(c, h);
+    if (full) {
+        h = base_case(2048, ROTQ_HADAMARD_FACTOR_POW2, F16, F16, 8195); /* ragged last tile */
+        h.inplace = 1;
+        emit(c, h);
+        h = base_case(4096, ROTQ_HADAMARD_FACTOR_POW2, F16, F16, 301); /* block-diagonal */
+        h.cols = h.xs = h.ys = 8192;
+        emit(c, h);
+        h = base_case(8192, ROTQ_HADAMARD_FACTOR_POW2, BF16, F16, 2051);
+        h.unit_scale = 1;
+        emit(c, h);
+        h = base_case(8192, ROTQ_HADAMARD_FACTOR_POW2, F16, F16, 131); /* strided input */
+        h.xs = 8192 + 8;
+        emit(c, h);
+        h = base_case(16384, ROTQ_HADAMARD_FACTOR_POW2, F16, BF16, 1100);
+        emit(c, h);
+        h = base_case(16384, ROTQ_HADAMARD_FACTOR_POW2, BF16, BF16, 67); /* in place, strided */
+        h.inplace = 1, h.xs = h.ys = 16384 + 8;
+        emit(c, h);
+    }
     if (full) {
         h = base_case(2048, ROTQ_HADAMARD_FACTOR_POW2, F16, F16, 1029);
         h.signs = 1;
