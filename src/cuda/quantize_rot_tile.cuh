@@ -39,11 +39,15 @@ __device__ __forceinline__ unsigned rotq_qt_tile_rows(const rotq_q_args &qa, int
 // Register cap: 768 threads per SM for L = 6..13 (three 256-thread blocks or
 // six of 128; 80 registers: no spills, and faster on the H100 than 64 with
 // spills or 128 with two blocks); single-phase sizes (L <= 5) keep four
-// blocks; L = 14, 15 have 64 by block size.
-template <int L, int BT>
+// blocks; L = 14, 15 have 64 by block size. The int4 build (SPEC, below: 128
+// threads) runs seven blocks an SM (68 registers, no spills): same-run A/B
+// on the H100, f16, int4 g128 n = 4096 42.2 -> 41.2 us at 2^25, 147.7 -> 145.3
+// at 2^27. Seven blocks of the run-time build (68 / 72 registers) made int8 /
+// fp8 at 4096 and int4 at 128 2-2.5% slower; eight blocks (64) spill.
+template <int L, int BT, int SPEC>
 struct rotq_qt_min_blocks {
-    static constexpr int value =
-        L >= 6 && L <= 13 ? 768 / rotq_pow2_plan<L, BT>::THREADS : rotq_pow2_min_blocks<L>::value;
+    static constexpr int value = L >= 6 && L <= 13 ? (SPEC != 0 && BT == 128 ? 7 : 768 / rotq_pow2_plan<L, BT>::THREADS)
+                                                   : rotq_pow2_min_blocks<L>::value;
 };
 
 // Block threads of the fused kernel where a row fits a 128-thread block's tile:
@@ -91,7 +95,7 @@ __host__ __device__ __forceinline__ bool rotq_qt_reg_path(const rotq_q_args &qa)
 }
 
 template <int L, int ES, int BT, int SPEC = ROTQ_QT_SPEC_ANY>
-__global__ void __launch_bounds__(rotq_pow2_plan<L, BT>::THREADS, rotq_qt_min_blocks<L, BT>::value)
+__global__ void __launch_bounds__(rotq_pow2_plan<L, BT>::THREADS, rotq_qt_min_blocks<L, BT, SPEC>::value)
     rotq_qt_rot_kernel(rotq_q_args qa, rotq_had_args a, const __grid_constant__ CUtensorMap tmap) {
     typedef rotq_pow2_plan<L, BT> plan;
     typedef rotq_pow2_smem<L, ES, BT> sm;
