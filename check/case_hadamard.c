@@ -511,6 +511,14 @@ void ck_op_hadamard(ck_ctx *c) {
         h = base_case(16384, ROTQ_HADAMARD_FACTOR_POW2, BF16, BF16, 67); /* in place, strided */
         h.inplace = 1, h.xs = h.ys = 16384 + 8;
         emit(c, h);
+        /* A sign vector on block-diagonal rows past the small kernel: each row
+           block's signs from its position in the row (one base a thread and tile). */
+        h = base_case(2048, ROTQ_HADAMARD_FACTOR_POW2, F16, F16, 300);
+        h.cols = h.xs = h.ys = 8192, h.signs = 1;
+        emit(c, h);
+        h = base_case(16384, ROTQ_HADAMARD_FACTOR_POW2, BF16, F32, 41);
+        h.cols = h.xs = h.ys = 32768, h.signs = 1;
+        emit(c, h);
     }
     if (full) {
         h = base_case(2048, ROTQ_HADAMARD_FACTOR_POW2, F16, F16, 1029);
