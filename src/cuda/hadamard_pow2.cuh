@@ -182,9 +182,10 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_pow2_min_bloc
             // The 32 values are consecutive elements of one row block (local0 is a
             // multiple of 32), and a subtile past the end is past it whole (total
             // is a multiple of 2^L): one row-block base, no per-element tests.
-            // Per element, the 64-bit row arithmetic made this block 1900 SASS
+            // Per element, the 64-bit row arithmetic made this block 1880 SASS
             // instructions, which the unsigned path jumped over every tile (ncu at
-            // 4096: 7% of the stall samples fetching that jump's target).
+            // 4096: 7% of the stall samples fetching that jump's target; the
+            // unsigned rows' time did not change: perf-notes, power-of-two v28).
             const int64_t e0 = e_first + local0;
             if (e0 < total) {
                 const int8_t *sg = a.signs + rotq_sign_base(a, e0 >> L) + (e0 & mask);

@@ -46,6 +46,7 @@ __device__ __forceinline__ unsigned rotq_qt_tile_rows(const rotq_q_args &qa, int
 // fp8 at 4096 and int4 at 128 2-2.5% slower; eight blocks (64) spill.
 template <int L, int BT, int SPEC>
 struct rotq_qt_min_blocks {
+    // SPEC != 0: a build of its own (ROTQ_QT_SPEC_INT4, declared below)
     static constexpr int value = L >= 6 && L <= 13 ? (SPEC != 0 && BT == 128 ? 7 : 768 / rotq_pow2_plan<L, BT>::THREADS)
                                                    : rotq_pow2_min_blocks<L>::value;
 };
