@@ -190,7 +190,7 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_pow2_min_bloc
             if (e0 < total) {
                 const int8_t *sg = a.signs + rotq_sign_base(a, e0 >> L) + (e0 & mask);
 #pragma unroll
-                for (int r = 0; r < 32; r++) v[r] = sg[r] < 0 ? -v[r] : v[r];
+                for (int r = 0; r < 32; r++) v[r] = rotq_apply_sign(sg, r, v[r]);
             }
         } else if (a.signs) {
 #pragma unroll
