@@ -109,8 +109,11 @@ san_collect() {
         124) R[$tool]="TIMED OUT after ${SAN_LIM}s (${errs:-?} errors reported)" ;;
         *) R[$tool]="exit status $rc, ${errs:-?} errors (see sanitizer.log)" ;;
         esac
-        [ $rc -eq 0 ] && [ "${cases%% *}" = 0 ] && R[$tool]="ran no case: $cases"
-        [ -n "$cases" ] && R[$tool]="${R[$tool]} ($cases)"
+        if [ $rc -eq 0 ] && [ "${cases%% *}" = 0 ]; then
+            R[$tool]="ran no case: $cases"
+        elif [ -n "$cases" ]; then
+            R[$tool]="${R[$tool]} ($cases)"
+        fi
     done
 }
 
