@@ -5,10 +5,13 @@
  *     least twice the L2 size evicts the inputs from L2; it runs before the
  *     start event, so it is outside the timed region;
  *   - each repetition is bracketed by CUDA events on the bench's stream;
- *   - baselines are timed the same way, right after the op: a device-to-device
- *     cudaMemcpyAsync moving as many bytes (read + written) as the op (a size
- *     rounded to 4 KiB, the time scaled back: copy_baseline_bytes), or, for
- *     decode-size rows, one launch of an empty kernel (empty_kernel.cu).
+ *   - baselines are timed the same way, their repetitions interleaved with the
+ *     op's (baseline, op, baseline, op, ...: a disturbance of the device that
+ *     lasts part of a row's timing lands on both medians, not on one of them):
+ *     a device-to-device cudaMemcpyAsync moving as many bytes (read + written)
+ *     as the op (a size rounded to 4 KiB, the time scaled back:
+ *     copy_baseline_bytes), or, for decode-size rows, one launch of an empty
+ *     kernel (empty_kernel.cu).
  * Rows follow the Hadamard and quantization issues' tables; targets are the
  * ratios those issues ask for.
  */
@@ -47,7 +50,8 @@ typedef struct cuda_state {
     size_t s_cap;
     void *flush;          /* flush_bytes, >= 2x L2 */
     size_t flush_bytes;
-    double *times;        /* reps */
+    double *times;        /* reps: the op's */
+    double *base_times;   /* reps: the baseline's */
     float *seed;          /* SEED_ELEMENTS floats */
     void *hseed;          /* SEED_ELEMENTS 16-bit values */
     unsigned char *h0, *h1; /* host staging for one row (ROTQ_HADAMARD_MAX_SIZE * 4 bytes) */
@@ -70,28 +74,27 @@ static int cuda_ok(cuda_state *s, cudaError_t e) {
 
 typedef rotq_status (*cuda_op)(cuda_state *s, const void *arg); /* enqueues on s->stream */
 
-/* Warm-up, then reps timed repetitions with an L2 flush before each; median in us.
-   The op's own status on the first call decides NOT_SUPPORTED and argument errors. */
-static rotq_status time_op(cuda_state *s, cuda_op op, const void *arg, double *us) {
+/* One timed repetition: an L2 flush (outside the timed region), then the
+   op between two events; its time in us. */
+static rotq_status time_once(cuda_state *s, cuda_op op, const void *arg, int r, double *us) {
+    if (!cuda_ok(s, cudaMemsetAsync(s->flush, r & 0xff, s->flush_bytes, s->stream))) return ROTQ_ERR_CUDA;
+    if (!cuda_ok(s, cudaEventRecord(s->ev0, s->stream))) return ROTQ_ERR_CUDA;
+    rotq_status st = op(s, arg);
+    if (st != ROTQ_OK) return st;
+    if (!cuda_ok(s, cudaEventRecord(s->ev1, s->stream))) return ROTQ_ERR_CUDA;
+    if (!cuda_ok(s, cudaEventSynchronize(s->ev1))) return ROTQ_ERR_CUDA;
+    float ms = 0.0f;
+    if (!cuda_ok(s, cudaEventElapsedTime(&ms, s->ev0, s->ev1))) return ROTQ_ERR_CUDA;
+    *us = (double)ms * 1e3;
+    return ROTQ_OK;
+}
+
+static rotq_status warm_up(cuda_state *s, cuda_op op, const void *arg) {
     for (int w = 0; w < WARMUP; w++) {
         rotq_status st = op(s, arg);
         if (st != ROTQ_OK) return st;
     }
-    if (!cuda_ok(s, cudaStreamSynchronize(s->stream))) return ROTQ_ERR_CUDA;
-    for (int r = 0; r < s->reps; r++) {
-        if (!cuda_ok(s, cudaMemsetAsync(s->flush, r & 0xff, s->flush_bytes, s->stream)))
-            return ROTQ_ERR_CUDA;
-        if (!cuda_ok(s, cudaEventRecord(s->ev0, s->stream))) return ROTQ_ERR_CUDA;
-        rotq_status st = op(s, arg);
-        if (st != ROTQ_OK) return st;
-        if (!cuda_ok(s, cudaEventRecord(s->ev1, s->stream))) return ROTQ_ERR_CUDA;
-        if (!cuda_ok(s, cudaEventSynchronize(s->ev1))) return ROTQ_ERR_CUDA;
-        float ms = 0.0f;
-        if (!cuda_ok(s, cudaEventElapsedTime(&ms, s->ev0, s->ev1))) return ROTQ_ERR_CUDA;
-        s->times[r] = (double)ms * 1e3;
-    }
-    *us = rotq__bench_median(s->times, s->reps);
-    return ROTQ_OK;
+    return cuda_ok(s, cudaStreamSynchronize(s->stream)) ? ROTQ_OK : ROTQ_ERR_CUDA;
 }
 
 static rotq_status run_copy(cuda_state *s, const void *arg) {
@@ -117,17 +120,40 @@ static size_t copy_baseline_bytes(double half) {
     return b >= 8192 ? b & ~(size_t)4095 : b;
 }
 
-/* Times the row's baseline; decode rows compare with an empty launch. */
-static void time_baseline(cuda_state *s, rotq_bench_row *row) {
+static void baseline_failed(cuda_state *s, rotq_bench_row *row) {
+    rotq__bench_row_fail(row, ROTQ_BENCH_ROW_ERROR, ROTQ_ERR_CUDA, "baseline: %s", cudaGetErrorString(s->last_error));
+}
+
+/* Times the op and the row's baseline (a copy of the same bytes, or an empty
+   launch for decode rows): warm-up of both, then reps repetitions of
+   (baseline, op), medians into row->us and row->baseline_us. The op runs last,
+   so its outputs are in place for the row's check. Returns the op's status (its
+   first call decides NOT_SUPPORTED and argument errors); a failed baseline
+   marks the row and returns ROTQ_OK. */
+static rotq_status time_row(cuda_state *s, rotq_bench_row *row, cuda_op op, const void *arg) {
     const int empty = strcmp(row->baseline, "empty-kernel") == 0;
     const double half = row->bytes / 2.0;
     size_t copy_bytes = copy_baseline_bytes(half);
-    rotq_status st = empty ? time_op(s, run_empty, NULL, &row->baseline_us)
-                           : time_op(s, run_copy, &copy_bytes, &row->baseline_us);
-    if (st == ROTQ_OK && !empty && copy_bytes > 0) row->baseline_us *= half / (double)copy_bytes;
-    if (st != ROTQ_OK)
-        rotq__bench_row_fail(row, ROTQ_BENCH_ROW_ERROR, st, "baseline: %s",
-                             cudaGetErrorString(s->last_error));
+    const cuda_op base = empty ? run_empty : run_copy;
+    const void *base_arg = empty ? NULL : &copy_bytes;
+    rotq_status st = warm_up(s, op, arg);
+    if (st != ROTQ_OK) return st;
+    if (warm_up(s, base, base_arg) != ROTQ_OK) {
+        baseline_failed(s, row);
+        return ROTQ_OK;
+    }
+    for (int r = 0; r < s->reps; r++) {
+        if (time_once(s, base, base_arg, 2 * r, &s->base_times[r]) != ROTQ_OK) {
+            baseline_failed(s, row);
+            return ROTQ_OK;
+        }
+        st = time_once(s, op, arg, 2 * r + 1, &s->times[r]);
+        if (st != ROTQ_OK) return st;
+    }
+    row->us = rotq__bench_median(s->times, s->reps);
+    row->baseline_us = rotq__bench_median(s->base_times, s->reps);
+    if (!empty && copy_bytes > 0) row->baseline_us *= half / (double)copy_bytes;
+    return ROTQ_OK;
 }
 
 /* Records the op's status on the row; returns 1 when the op ran. */
@@ -208,7 +234,7 @@ static void hadamard_row(cuda_state *s, rotq_dtype dt, int32_t k, int32_t n, int
     if (signs) a.p.signs = s->signs;
     a.x = (rotq_matrix){s->x, dt, rows, n, n};
     a.y = (rotq_matrix){s->y, dt, rows, n, n};
-    if (op_status(s, row, time_op(s, run_hadamard, &a, &row->us))) {
+    if (op_status(s, row, time_row(s, row, run_hadamard, &a))) {
         /* Check the first and the last row (a kernel that skips rows shows there). */
         size_t rb = rotq__bench_bytes(dt, n), last = rotq__bench_bytes(dt, (rows - 1) * n);
         for (int pass = 0; pass < 2 && row->state == ROTQ_BENCH_ROW_OK; pass++) {
@@ -220,7 +246,6 @@ static void hadamard_row(cuda_state *s, rotq_dtype dt, int32_t k, int32_t n, int
             else if (rotq__bench_check_hadamard_row(s->h0, s->h1, dt, n, why, sizeof why) > 0)
                 rotq__bench_row_fail(row, ROTQ_BENCH_ROW_WRONG, ROTQ_OK, "%s", why);
         }
-        if (row->state != ROTQ_BENCH_ROW_ERROR) time_baseline(s, row);
     }
     rotq__bench_finish_row(s->b, row);
 }
@@ -284,7 +309,7 @@ static void quant_row(cuda_state *s, const rotq__bench_quant_kind *k, int32_t n,
     a.tmp = (rotq_matrix){s->y, dt, rows, n, n};
     a.q = (rotq_matrix){s->q, k->qdtype, rows, n, n};
     a.unfused = unfused;
-    if (op_status(s, row, time_op(s, run_quant, &a, &row->us))) {
+    if (op_status(s, row, time_row(s, row, run_quant, &a)) && row->state == ROTQ_BENCH_ROW_OK) {
         size_t srow = (size_t)rotq__bench_scale_count(k, 1, n);
         char why[96];
         if (!to_host(s, s->h0, s->x, rotq__bench_bytes(dt, n)) ||
@@ -298,7 +323,6 @@ static void quant_row(cuda_state *s, const rotq__bench_quant_kind *k, int32_t n,
             if (c > 0) rotq__bench_row_fail(row, ROTQ_BENCH_ROW_WRONG, ROTQ_OK, "%s", why);
             else if (c < 0) snprintf(row->note, sizeof row->note, "%s", why);
         }
-        if (row->state != ROTQ_BENCH_ROW_ERROR) time_baseline(s, row);
         if (unfused && row->state == ROTQ_BENCH_ROW_OK) {
             double f = fused_us(s->b->res, op, n, elements);
             if (f > 0.0) row->fused_speedup = row->us / f;
@@ -544,12 +568,13 @@ int rotq__bench_cuda(rotq__bench *b) {
     }
     s.exec = (rotq_exec){ROTQ_BACKEND_CUDA, 0, (struct CUstream_st *)s.stream, NULL, 0};
     s.times = malloc((size_t)s.reps * sizeof(double));
+    s.base_times = malloc((size_t)s.reps * sizeof(double));
     s.seed = malloc(SEED_ELEMENTS * sizeof(float));
     s.hseed = malloc(SEED_ELEMENTS * 2);
     s.h0 = malloc(HOST_ROW_BYTES);
     s.h1 = malloc(HOST_ROW_BYTES);
     s.hs = malloc(HOST_ROW_BYTES);
-    if (!s.times || !s.seed || !s.hseed || !s.h0 || !s.h1 || !s.hs) {
+    if (!s.times || !s.base_times || !s.seed || !s.hseed || !s.h0 || !s.h1 || !s.hs) {
         if (b->table) fprintf(b->table, "error: out of host memory\n");
         b->res->failures++;
         rc = ROTQ_BENCH_FAILED;
@@ -580,6 +605,7 @@ done:
     if (s.ev1) cudaEventDestroy(s.ev1);
     if (s.stream) cudaStreamDestroy(s.stream);
     free(s.times);
+    free(s.base_times);
     free(s.seed);
     free(s.hseed);
     free(s.h0);
