@@ -16,6 +16,7 @@
 #pragma once
 #include "hadamard_pow2_phases.cuh"
 #include "hadamard_pow2_pipeline.cuh"
+#include "timeline.cuh"
 
 // This thread's 32 consecutive outputs, from tile-local element local0 on, into
 // a buffer of 16-byte chunks under the chunk swizzle (TMA's), in the output
@@ -162,9 +163,11 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_pow2_min_bloc
     const int64_t mask = (1 << L) - 1;
 
     unsigned it = 0;
+    ROTQ_TL(__shared__ rotq_timeline tl; rotq_tl_start(&tl);)
     rotq_pow2_init_tma<L, ES>(a, rotq_smem);
     rotq_pow2_first_tile<L, ES>(a, ntiles, total, rotq_smem, &tmap);
     for (int64_t tile = blockIdx.x; tile < ntiles; tile += gridDim.x, it++) {
+        ROTQ_TL(rotq_tl_top(&tl);)
         // The previous tile's TMA store has read its W before anything reuses it:
         // with prefetch, the next writes there are the TMA load of the tile after
         // next (rotq_stage_tile waits in the issuing thread) and, for odd tiles,
@@ -175,6 +178,7 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_pow2_min_bloc
         // barrier after which the next tile's load and W writes may land there.
         if (L >= 8 && L <= 10 && rotq_tma_on(a.bulk_out) && (threadIdx.x & 31u) == 0) ptx_bulk_wait_read<0>();
         char *cur = rotq_pow2_tile_stage<L, ES>(a, tile, ntiles, total, rotq_smem, &tmap, it);
+        ROTQ_TL(rotq_tl_mark(&tl, 2);)
         const int64_t e_first = tile * sm::TILE_CTA;
         float v[32];
         rotq_read_stage32<ES>(cur, local0, a.in_dtype, v);
@@ -201,6 +205,7 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_pow2_min_bloc
         }
         rotq_phase<L>(0, v);
         __syncthreads(); // every thread has read the stage that W overwrites
+        ROTQ_TL(rotq_tl_mark(&tl, 3);)
         float *W = rotq_pow2_tile_w<L, ES>(rotq_smem, it, cur);
         if (L <= 7) {
             // n <= 128: finished in registers (n = 64, 128 by lane butterflies),
@@ -211,6 +216,7 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_pow2_min_bloc
             rotq_pow2_phases<L, false>(a, W, sub_base, tid, e_first + sub_base, total, 1, 0, v);
         }
     }
+    ROTQ_TL(rotq_tl_end(&tl, "pow2", L);)
     ptx_cp_async_wait<0>();
     if (rotq_tma_on(a.tma_out) && threadIdx.x == 0) ptx_bulk_wait_read<0>(); // W is read before the block ends
     if (L >= 8 && L <= 10 && rotq_tma_on(a.bulk_out) && (threadIdx.x & 31u) == 0) ptx_bulk_wait_read<0>();

@@ -407,3 +407,16 @@ __device__ __forceinline__ unsigned ptx_lane_id(void) {
     asm volatile("mov.u32 %0, %%laneid;" : "=r"(r));
     return r;
 }
+
+// The global nanosecond timer and the SM of this thread (diagnostic builds:
+// timeline.cuh).
+__device__ __forceinline__ unsigned long long ptx_globaltimer(void) {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+__device__ __forceinline__ unsigned ptx_smid(void) {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(r));
+    return r;
+}

@@ -112,11 +112,14 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L, BT>::THREADS, rotq_qt_min_bl
     const unsigned cmask = (1u << qa.cols_log) - 1u;
 
     unsigned it = 0;
+    ROTQ_TL(__shared__ rotq_timeline tl; rotq_tl_start(&tl);)
     rotq_pow2_init_tma<L, ES, BT>(a, rotq_smem);
     rotq_pow2_first_tile<L, ES, (ROTQ_QT_EVICT_FIRST != 0), BT>(a, ntiles, total, rotq_smem, &tmap);
     for (int64_t tile = blockIdx.x; tile < ntiles; tile += gridDim.x, it++) {
+        ROTQ_TL(rotq_tl_top(&tl);)
         char *cur =
             rotq_pow2_tile_stage<L, ES, (ROTQ_QT_EVICT_FIRST != 0), BT>(a, tile, ntiles, total, rotq_smem, &tmap, it);
+        ROTQ_TL(rotq_tl_mark(&tl, 2);)
         float v[32];
         rotq_read_stage32<ES>(cur, local0, a.in_dtype, v);
         if (a.signs) {
@@ -130,6 +133,7 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L, BT>::THREADS, rotq_qt_min_bl
         }
         rotq_phase<L>(0, v);
         __syncthreads(); // every thread has read the stage that W overwrites
+        ROTQ_TL(rotq_tl_mark(&tl, 3);)
         float *W = rotq_pow2_tile_w<L, ES, BT>(rotq_smem, it, cur);
         if (plan::PHASES == 1) {
             const unsigned b = rotq_w_index(local0); // local0: a multiple of 32
@@ -203,6 +207,7 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L, BT>::THREADS, rotq_qt_min_bl
         src.cols = 1u << qa.cols_log;
         rotq_qt_tile_any(qa, src, row0, rv, red);
     }
+    ROTQ_TL(rotq_tl_end(&tl, "fused", L);)
     ptx_cp_async_wait<0>();
 }
 
