@@ -36,7 +36,7 @@ __device__ __forceinline__ void rotq_tl_start(rotq_timeline *tl) {
 }
 
 // Closes the tile in progress (if any) at clock `now` (thread 0).
-__device__ __noinline__ void rotq_tl_close(rotq_timeline *tl, long long now) {
+static __device__ __noinline__ void rotq_tl_close(rotq_timeline *tl, long long now) {
     if (tl->t[0] == 0) return;
     const long long end[4] = {tl->t[1], tl->t[2], tl->t[3], now};
     for (int k = 0; k < 4; k++) {
@@ -64,7 +64,7 @@ __device__ __forceinline__ void rotq_tl_mark(rotq_timeline *tl, int k) {
     tl->t[k] = clock64();
     if (k == 2 && tl->gdata == 0) tl->gdata = ptx_globaltimer();
 }
-__device__ __noinline__ void rotq_tl_end(rotq_timeline *tl, const char *kernel, int L) {
+static __device__ __noinline__ void rotq_tl_end(rotq_timeline *tl, const char *kernel, int L) {
     if (threadIdx.x != 0) return;
     rotq_tl_close(tl, clock64());
     printf("TL %s %d %u %u %d %llu %llu %llu %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld\n", kernel, L,
