@@ -6,7 +6,8 @@
 //   1  the next tile's copies issued and this tile's stage awaited
 //   2  the stage read, phase 0 and the barrier after it
 //   3  thread 0's remaining phases, epilogue and stores
-// and prints one line per block when it ends: its SM, the global timer (ns) at
+// and prints one line per block once every block is done (ROTQ_TL_PRINT_AFTER_NS
+// after its start): its SM, the global timer (ns) at
 // its start, when its first stage arrived and at its end, then each segment's
 // sum over the block's tiles, the first tile's and the last tile's. One more
 // barrier a tile than the library's build (segment 0's). scripts/timeline.py
@@ -16,6 +17,8 @@
 
 #ifdef ROTQ_TIMELINE
 #include <stdio.h>
+
+#define ROTQ_TL_PRINT_AFTER_NS 3000000ull // past the longest timed launch (2^27 elements: ~0.2 ms)
 
 typedef struct rotq_timeline {
     long long t[4];               // marks of the tile in progress
@@ -67,8 +70,12 @@ __device__ __forceinline__ void rotq_tl_mark(rotq_timeline *tl, int k) {
 static __device__ __noinline__ void rotq_tl_end(rotq_timeline *tl, const char *kernel, int L) {
     if (threadIdx.x != 0) return;
     rotq_tl_close(tl, clock64());
+    const unsigned long long gend = ptx_globaltimer();
+    // Print only once every block is done: printf while other blocks still
+    // stream slowed them by up to 5x at 2^27 elements (its FIFO's atomics).
+    while (ptx_globaltimer() < tl->g0 + ROTQ_TL_PRINT_AFTER_NS) __nanosleep(2000);
     printf("TL %s %d %u %u %d %llu %llu %llu %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld\n", kernel, L,
-           blockIdx.x, ptx_smid(), tl->tiles, tl->g0, tl->gdata, ptx_globaltimer(), tl->sum[0], tl->sum[1],
+           blockIdx.x, ptx_smid(), tl->tiles, tl->g0, tl->gdata, gend, tl->sum[0], tl->sum[1],
            tl->sum[2], tl->sum[3], tl->first[0], tl->first[1], tl->first[2], tl->first[3], tl->last[0], tl->last[1],
            tl->last[2], tl->last[3]);
 }
