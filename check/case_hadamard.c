@@ -511,6 +511,14 @@ void ck_op_hadamard(ck_ctx *c) {
         h = base_case(16384, ROTQ_HADAMARD_FACTOR_POW2, BF16, BF16, 67); /* in place, strided */
         h.inplace = 1, h.xs = h.ys = 16384 + 8;
         emit(c, h);
+        /* The dynamic tile order (more than two tiles a resident block: 1102 tiles of
+           8192 on 528 blocks of an H100), twice in a row: the second launch finds the
+           counter the first one reset, and runs in place with signs. */
+        h = base_case(4096, ROTQ_HADAMARD_FACTOR_POW2, F16, F16, 2203);
+        emit(c, h);
+        h = base_case(4096, ROTQ_HADAMARD_FACTOR_POW2, BF16, BF16, 2203);
+        h.inplace = 1, h.signs = 1;
+        emit(c, h);
         /* A sign vector on block-diagonal rows past the small kernel: each row
            block's signs from its position in the row (one base a thread and tile). */
         h = base_case(2048, ROTQ_HADAMARD_FACTOR_POW2, F16, F16, 300);

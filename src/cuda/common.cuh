@@ -21,6 +21,15 @@ typedef struct rotq_cuda_device_info {
 // The current device's cached properties; NULL on failure (status in *st).
 const rotq_cuda_device_info *rotq_cuda_current_device(rotq_status *st);
 
+// The counter pair of the persistent power-of-two kernels' dynamic tile order
+// on this stream (device.cu): word 0 hands out tiles, word 1 counts the blocks
+// that are done, and the last block sets both back to zero, so that the next
+// launch on the stream finds them so. One pair per stream (by its id), so
+// launches that may run at once never share one. NULL where the kernels must
+// keep the static order: a stream being captured (a graph's replays may run
+// beside live launches on that stream), no stream id, or every pair taken.
+uint32_t *rotq_cuda_tile_counter(const rotq_cuda_device_info *dev, cudaStream_t stream);
+
 // Blocks of a persistent kernel whose block b takes tiles b, b + grid, ...:
 // as many as cover the same ceil(ntiles / grid) rounds with every block busy
 // in every round. With `grid` blocks the last round is left to ntiles mod grid

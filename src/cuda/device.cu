@@ -44,6 +44,53 @@ const rotq_cuda_device_info *rotq_cuda_current_device(rotq_status *st) {
     return &g_info[dev];
 }
 
+// ---- dynamic tile counters (rotq_cuda_tile_counter) ----------------------
+
+// Counter pairs: a module global, zero at load on every device (no allocation,
+// no memset: nothing that a graph capture elsewhere in the process forbids).
+#define ROTQ_TILE_COUNTERS 512
+__device__ uint32_t rotq_tile_counters[2 * ROTQ_TILE_COUNTERS];
+
+static uint32_t *g_tc_base[ROTQ_MAX_DEVICES];                       // device address, once read
+static unsigned long long g_tc_key[ROTQ_MAX_DEVICES][ROTQ_TILE_COUNTERS]; // stream id + 1; 0 = free
+static int g_tc_lock;
+
+uint32_t *rotq_cuda_tile_counter(const rotq_cuda_device_info *dev, cudaStream_t stream) {
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    unsigned long long id = 0;
+    if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess || capture != cudaStreamCaptureStatusNone ||
+        cudaStreamGetId(stream, &id) != cudaSuccess) {
+        cudaGetLastError();
+        return NULL;
+    }
+    const int d = dev->device;
+    uint32_t *base = __atomic_load_n(&g_tc_base[d], __ATOMIC_ACQUIRE);
+    if (!base) {
+        void *p = NULL;
+        if (cudaGetSymbolAddress(&p, rotq_tile_counters) != cudaSuccess || !p) {
+            cudaGetLastError();
+            return NULL;
+        }
+        base = (uint32_t *)p;
+        __atomic_store_n(&g_tc_base[d], base, __ATOMIC_RELEASE);
+    }
+    // Open addressing by the stream id; ids are unique for the process's life.
+    const unsigned long long key = id + 1;
+    unsigned slot = (unsigned)((key * 0x9E3779B97F4A7C15ull) >> 32) % ROTQ_TILE_COUNTERS;
+    uint32_t *found = NULL;
+    while (__atomic_exchange_n(&g_tc_lock, 1, __ATOMIC_ACQUIRE)) {
+    }
+    for (int probe = 0; probe < ROTQ_TILE_COUNTERS; probe++, slot = (slot + 1) % ROTQ_TILE_COUNTERS) {
+        if (g_tc_key[d][slot] == 0) g_tc_key[d][slot] = key;
+        if (g_tc_key[d][slot] == key) {
+            found = base + 2 * slot;
+            break;
+        }
+    }
+    __atomic_store_n(&g_tc_lock, 0, __ATOMIC_RELEASE);
+    return found;
+}
+
 extern "C" int rotq__cuda_available(void) {
     int n = 0;
     return rotq__cuda_device_count(&n) == ROTQ_OK && n > 0;

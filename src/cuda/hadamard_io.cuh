@@ -20,6 +20,7 @@ typedef struct rotq_had_args {
     int32_t tma_out;             // n <= 128: tiles leave by TMA (rotq_store_small; factor kernel: 2^L <= 128)
     int32_t y_packed;            // row blocks of y back to back (y_stride == n * blocks_per_row)
     int32_t bulk_out;            // n = 2^8 .. 2^10, dense output: a warp's subtile leaves by one bulk copy (sm_90)
+    uint32_t *tiles_next;        // NULL, or the persistent kernels' dynamic tile counter (rotq_cuda_tile_counter)
 } rotq_had_args;
 
 // Element offset of row block g in a matrix with the given row stride.

@@ -61,7 +61,7 @@ static rotq_status rotq_launch_pow2(const rotq_had_args &a, cudaStream_t stream,
     if (grid <= dev->sm_count) grid = rotq_balanced_grid(grid, ntiles);
     rotq_had_args t = a;
     CUtensorMap map, ymap;
-    rotq_pow2_tma_setup<L, ES>(t, &map, &ymap, ntiles, grid, dev);
+    rotq_pow2_tma_setup<L, ES>(t, &map, &ymap, ntiles, grid, dev, stream);
     rotq_had_pow2<L, ES><<<(unsigned)grid, plan::THREADS, sm::BYTES, stream>>>(t, map, ymap);
     return rotq_cuda_check_launch();
 }

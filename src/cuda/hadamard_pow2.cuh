@@ -122,11 +122,12 @@ __host__ __device__ inline int rotq_pow2_out_box(const rotq_had_args &a) {
 // 256..1024 the same.
 template <int L, int ES, int BT = 256>
 static inline void rotq_pow2_tma_setup(rotq_had_args &a, CUtensorMap *map, CUtensorMap *ymap, int64_t ntiles,
-                                       int64_t grid, const rotq_cuda_device_info *dev) {
+                                       int64_t grid, const rotq_cuda_device_info *dev, cudaStream_t stream) {
     typedef rotq_pow2_smem<L, ES, BT> sm;
     memset(map, 0, sizeof *map);
     if (ymap) memset(ymap, 0, sizeof *ymap);
     a.tma = a.tma_out = a.bulk_out = 0;
+    a.tiles_next = NULL;
     const int64_t row = (int64_t)a.n * a.blocks_per_row; // elements of a dense row
     // n = 2^8 .. 2^10: a warp's subtile leaves by one bulk copy (rotq_store_bulk_1024;
     // the Hadamard kernel only, which passes ymap: the fused kernels have no y)
@@ -135,6 +136,8 @@ static inline void rotq_pow2_tma_setup(rotq_had_args &a, CUtensorMap *map, CUten
     const bool enough = L <= 10 ? 2 * ntiles >= 3 * grid : ntiles >= 4 * grid; // 1.5 or 4 tiles per block
     if (dev->cc_major < 9 || !a.vec_in || a.x_stride != row || !enough) return;
     a.tma = rotq_tma_map_rows(map, a.x, a.groups << L, ES, sm::TMA_BOX);
+    // The dynamic tile order where it has tiles to hand out (past two a block).
+    if (a.tma && sm::PREFETCH && ntiles > 2 * grid) a.tiles_next = rotq_cuda_tile_counter(dev, stream);
     if (!ymap || !a.tma || L > 7 || !a.vec_out || a.y_stride != row) return;
     a.tma_out = rotq_tma_map_rows(ymap, a.y, a.groups << L, a.out_dtype == ROTQ_DTYPE_F32 ? 4 : 2,
                                   rotq_pow2_out_box<L>(a));
@@ -163,10 +166,11 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_pow2_min_bloc
     const int64_t mask = (1 << L) - 1;
 
     unsigned it = 0;
+    uint32_t pending = 0; // thread 0: the dynamic order's fetch (rotq_pow2_tile_stage)
     ROTQ_TL(__shared__ rotq_timeline tl; rotq_tl_start(&tl);)
     rotq_pow2_init_tma<L, ES>(a, rotq_smem);
     rotq_pow2_first_tile<L, ES>(a, ntiles, total, rotq_smem, &tmap);
-    for (int64_t tile = blockIdx.x; tile < ntiles; tile += gridDim.x, it++) {
+    for (int64_t tile = blockIdx.x; tile < ntiles; tile = rotq_pow2_following_tile<L, ES>(a, rotq_smem, tile, it), it++) {
         ROTQ_TL(rotq_tl_top(&tl);)
         // The previous tile's TMA store has read its W before anything reuses it:
         // with prefetch, the next writes there are the TMA load of the tile after
@@ -177,7 +181,7 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_pow2_min_bloc
         // Each warp's bulk store (a.bulk_out) has read its W slots before the
         // barrier after which the next tile's load and W writes may land there.
         if (L >= 8 && L <= 10 && rotq_tma_on(a.bulk_out) && (threadIdx.x & 31u) == 0) ptx_bulk_wait_read<0>();
-        char *cur = rotq_pow2_tile_stage<L, ES>(a, tile, ntiles, total, rotq_smem, &tmap, it);
+        char *cur = rotq_pow2_tile_stage<L, ES>(a, tile, ntiles, total, rotq_smem, &tmap, it, pending);
         ROTQ_TL(rotq_tl_mark(&tl, 2);)
         const int64_t e_first = tile * sm::TILE_CTA;
         float v[32];
@@ -217,6 +221,7 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_pow2_min_bloc
         }
     }
     ROTQ_TL(rotq_tl_end(&tl, "pow2", L);)
+    rotq_pow2_tiles_exit(a);
     ptx_cp_async_wait<0>();
     if (rotq_tma_on(a.tma_out) && threadIdx.x == 0) ptx_bulk_wait_read<0>(); // W is read before the block ends
     if (L >= 8 && L <= 10 && rotq_tma_on(a.bulk_out) && (threadIdx.x & 31u) == 0) ptx_bulk_wait_read<0>();

@@ -25,17 +25,54 @@ struct rotq_pow2_smem {
     // TMA: 128-byte rows per tile, boxes of at most 256 rows
     static constexpr int TMA_ROWS = STAGE / ROTQ_TMA_ROW_BYTES;
     static constexpr int TMA_BOX = rotq_tma_box_rows(STAGE);
-    // dynamic shared memory: the data, then one mbarrier per stage. The
+    // dynamic shared memory: the data, one mbarrier per stage, then the two
+    // next-tile words of the dynamic tile order (rotq_pow2_next_slot). The
     // kernels declare it 1024-byte aligned (TMA's swizzle needs that); the
     // compiler pads the static variables before it, and the padding is part of
     // the static size that the occupancy figures count.
-    static constexpr int BYTES = DATA + 16;
+    static constexpr int BYTES = DATA + 32;
 };
 
 // Shared-memory address of the mbarrier of stage b (TMA loads).
 template <int L, int ES, int BT = 256>
 __device__ __forceinline__ uint32_t rotq_pow2_mbar(char *smem, int b) {
     return ptx_smem_addr(smem + rotq_pow2_smem<L, ES, BT>::DATA + 8 * b);
+}
+
+// The dynamic tile order (a.tiles_next, TMA prefetching builds only; perf-notes,
+// power-of-two v29). With the static order block b takes tiles b, b + grid, ...;
+// the blocks of an SM progress at different rates (a tile timeline at 2^27:
+// the four blocks of an SM ended up to 40 us apart), so the fast ones idled
+// while the slow ones finished. Here a block's first two tiles are static
+// (b, b + grid) and the rest come from a global counter: at its tile k's top,
+// thread 0 issues the copies of tile k + 1 (fetched at tile k - 1) and fetches
+// tile k + 2 (an atomic whose latency the tile hides). The block's threads
+// find tile k + 1 in next slot k mod 2 (rotq_pow2_following_tile).
+template <int L, int ES, int BT = 256>
+__device__ __forceinline__ int64_t *rotq_pow2_next_slot(char *smem, unsigned it) {
+    return (int64_t *)(smem + rotq_pow2_smem<L, ES, BT>::DATA + 16) + (it & 1u);
+}
+
+// The block's tile after `tile` (its iteration `it`): read after a barrier that
+// follows the loop top (thread 0 writes slot it mod 2 there, and the slot is
+// written again two tops later).
+template <int L, int ES, int BT = 256>
+__device__ __forceinline__ int64_t rotq_pow2_following_tile(const rotq_had_args &a, char *smem, int64_t tile,
+                                                            unsigned it) {
+    return a.tiles_next ? *rotq_pow2_next_slot<L, ES, BT>(smem, it) : tile + gridDim.x;
+}
+
+// Kernel end of the dynamic order: each block's thread 0 counts itself done
+// (after its last fetch, fenced), and the last one resets the pair for the next
+// launch on the stream.
+__device__ __forceinline__ void rotq_pow2_tiles_exit(const rotq_had_args &a) {
+    if (!a.tiles_next || threadIdx.x != 0) return;
+    __threadfence();
+    if (atomicAdd(a.tiles_next + 1, 1u) == gridDim.x - 1) {
+        __threadfence();
+        a.tiles_next[0] = 0;
+        a.tiles_next[1] = 0;
+    }
 }
 
 // Kernel start: the stage mbarriers of a TMA block, visible to every thread
@@ -114,18 +151,31 @@ __device__ __forceinline__ void rotq_pow2_first_tile(const rotq_had_args &a, int
 // next tile's copies into the other stage when prefetching, wait for this
 // tile's, and return its stage. `it` counts the block's tiles: its low bit is
 // the stage when prefetching, the rest gives the mbarrier phase.
+// With the dynamic order, `pending` is thread 0's fetch for the tile after the
+// next (rotq_pow2_next_slot).
 template <int L, int ES, bool EF = false, int BT = 256>
 __device__ __forceinline__ char *rotq_pow2_tile_stage(const rotq_had_args &a, int64_t tile, int64_t ntiles,
                                                       int64_t total, char *smem, const CUtensorMap *tmap,
-                                                      unsigned it) {
+                                                      unsigned it, uint32_t &pending) {
     typedef rotq_pow2_smem<L, ES, BT> sm;
     const int buf = (int)(it & 1u);
     __syncthreads();
     const int b = sm::PREFETCH ? buf : 0;
     if (sm::PREFETCH) {
-        if (tile + gridDim.x < ntiles)
+        if (a.tiles_next) { // TMA: only thread 0 issues copies
+            if (threadIdx.x == 0) {
+                const int64_t next = it == 0 ? tile + gridDim.x : 2 * (int64_t)gridDim.x + pending;
+                if (next < ntiles) {
+                    rotq_stage_tile<L, ES, EF, BT>(a, next, total, smem + (buf ^ 1) * (sm::STAGE + sm::EXTRA), tmap,
+                                                   rotq_pow2_mbar<L, ES, BT>(smem, buf ^ 1));
+                    pending = atomicAdd(a.tiles_next, 1u);
+                }
+                *rotq_pow2_next_slot<L, ES, BT>(smem, it) = next;
+            }
+        } else if (tile + gridDim.x < ntiles) {
             rotq_stage_tile<L, ES, EF, BT>(a, tile + gridDim.x, total, smem + (buf ^ 1) * (sm::STAGE + sm::EXTRA),
                                            tmap, rotq_pow2_mbar<L, ES, BT>(smem, buf ^ 1));
+        }
     } else {
         rotq_stage_tile<L, ES, EF, BT>(a, tile, total, smem, tmap, rotq_pow2_mbar<L, ES, BT>(smem, 0));
     }

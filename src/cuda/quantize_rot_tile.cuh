@@ -112,13 +112,15 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L, BT>::THREADS, rotq_qt_min_bl
     const unsigned cmask = (1u << qa.cols_log) - 1u;
 
     unsigned it = 0;
+    uint32_t pending = 0; // thread 0: the dynamic order's fetch (rotq_pow2_tile_stage)
     ROTQ_TL(__shared__ rotq_timeline tl; rotq_tl_start(&tl);)
     rotq_pow2_init_tma<L, ES, BT>(a, rotq_smem);
     rotq_pow2_first_tile<L, ES, (ROTQ_QT_EVICT_FIRST != 0), BT>(a, ntiles, total, rotq_smem, &tmap);
-    for (int64_t tile = blockIdx.x; tile < ntiles; tile += gridDim.x, it++) {
+    for (int64_t tile = blockIdx.x; tile < ntiles;
+         tile = rotq_pow2_following_tile<L, ES, BT>(a, rotq_smem, tile, it), it++) {
         ROTQ_TL(rotq_tl_top(&tl);)
-        char *cur =
-            rotq_pow2_tile_stage<L, ES, (ROTQ_QT_EVICT_FIRST != 0), BT>(a, tile, ntiles, total, rotq_smem, &tmap, it);
+        char *cur = rotq_pow2_tile_stage<L, ES, (ROTQ_QT_EVICT_FIRST != 0), BT>(a, tile, ntiles, total, rotq_smem,
+                                                                                 &tmap, it, pending);
         ROTQ_TL(rotq_tl_mark(&tl, 2);)
         float v[32];
         rotq_read_stage32<ES>(cur, local0, a.in_dtype, v);
@@ -208,6 +210,7 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L, BT>::THREADS, rotq_qt_min_bl
         rotq_qt_tile_any(qa, src, row0, rv, red);
     }
     ROTQ_TL(rotq_tl_end(&tl, "fused", L);)
+    rotq_pow2_tiles_exit(a);
     ptx_cp_async_wait<0>();
 }
 
@@ -246,7 +249,7 @@ static rotq_status rotq_qt_rot_launch_bt(rotq_q_args qa, const rotq_had_args &a,
     if (grid < 1) return ROTQ_OK;
     rotq_had_args t = a;
     CUtensorMap map;
-    rotq_pow2_tma_setup<L, ES, BT>(t, &map, NULL, ntiles, grid, dev);
+    rotq_pow2_tma_setup<L, ES, BT>(t, &map, NULL, ntiles, grid, dev, stream);
     void *args[] = {&qa, &t, &map};
     if (cudaLaunchKernel(kernel, dim3((unsigned)grid), dim3(plan::THREADS), args, sm::BYTES, stream) != cudaSuccess) {
         cudaGetLastError();
