@@ -1,6 +1,8 @@
 // Power-of-two Hadamard kernel (K = 1). See hadamard_plan.cuh for the layout.
 //
-// A persistent block walks over tiles of TILE_CTA elements (whole row blocks).
+// A persistent block walks over tiles of TILE_CTA elements (whole row blocks),
+// in a fixed order or, with TMA stages and enough tiles, handed out by a
+// per-stream counter (hadamard_pow2_pipeline.cuh: the dynamic tile order).
 // Each tile is copied global -> shared memory, double-buffered so the next tile
 // streams in while this one is transformed: on sm_90 with a dense input by TMA
 // (tma.cuh: one thread issues the tile's box copies, an mbarrier per stage),
