@@ -489,19 +489,28 @@ void ck_op_hadamard(ck_ctx *c) {
     emit(c, h);
     /* 16-bit inputs without signs at 2^11 .. 2^14 past the small kernel: by
        cp.async stages here and in the strided and block-diagonal cases below, by
-       TMA stages in the 16.8M-element ones (and phase 0 on tensor cores when that
-       was tried: docs/perf-notes.md, power-of-two v27). */
+       TMA stages in the 18M-element ones (and phase 0 on tensor cores when that
+       was tried: docs/perf-notes.md, power-of-two v27). TMA takes at least 4 tiles
+       a resident block above 2^10: 2112 tiles of 8192 elements on an H100's 528
+       blocks (the 16.8M-element sizes these cases had fell under that when the
+       kernels came down to four blocks an SM). */
     h = base_case(8192, ROTQ_HADAMARD_FACTOR_POW2, F16, F16, 19);
     emit(c, h);
     if (full) {
-        h = base_case(2048, ROTQ_HADAMARD_FACTOR_POW2, F16, F16, 8195); /* ragged last tile */
+        h = base_case(2048, ROTQ_HADAMARD_FACTOR_POW2, F16, F16, 8803); /* ragged last tile */
         h.inplace = 1;
         emit(c, h);
         h = base_case(4096, ROTQ_HADAMARD_FACTOR_POW2, F16, F16, 301); /* block-diagonal */
         h.cols = h.xs = h.ys = 8192;
         emit(c, h);
-        h = base_case(8192, ROTQ_HADAMARD_FACTOR_POW2, BF16, F16, 2051);
+        h = base_case(8192, ROTQ_HADAMARD_FACTOR_POW2, BF16, F16, 2203);
         h.unit_scale = 1;
+        emit(c, h);
+        /* The dynamic tile order (more than two tiles a resident block, with TMA
+           stages), right after the launch above on the same stream: this one finds
+           the counter that one reset, and runs in place with signs. */
+        h = base_case(4096, ROTQ_HADAMARD_FACTOR_POW2, BF16, BF16, 4405);
+        h.inplace = 1, h.signs = 1;
         emit(c, h);
         h = base_case(8192, ROTQ_HADAMARD_FACTOR_POW2, F16, F16, 131); /* strided input */
         h.xs = 8192 + 8;
@@ -510,14 +519,6 @@ void ck_op_hadamard(ck_ctx *c) {
         emit(c, h);
         h = base_case(16384, ROTQ_HADAMARD_FACTOR_POW2, BF16, BF16, 67); /* in place, strided */
         h.inplace = 1, h.xs = h.ys = 16384 + 8;
-        emit(c, h);
-        /* The dynamic tile order (more than two tiles a resident block: 1102 tiles of
-           8192 on 528 blocks of an H100), twice in a row: the second launch finds the
-           counter the first one reset, and runs in place with signs. */
-        h = base_case(4096, ROTQ_HADAMARD_FACTOR_POW2, F16, F16, 2203);
-        emit(c, h);
-        h = base_case(4096, ROTQ_HADAMARD_FACTOR_POW2, BF16, BF16, 2203);
-        h.inplace = 1, h.signs = 1;
         emit(c, h);
         /* A sign vector on block-diagonal rows past the small kernel: each row
            block's signs from its position in the row (one base a thread and tile). */
@@ -545,7 +546,7 @@ void ck_op_hadamard(ck_ctx *c) {
         emit(c, h);
     }
     if (full) {
-        h = base_case(4096, ROTQ_HADAMARD_FACTOR_POW2, BF16, BF16, 4097); /* 16.8M, in place */
+        h = base_case(4096, ROTQ_HADAMARD_FACTOR_POW2, BF16, BF16, 4403); /* 18M, in place */
         h.inplace = 1;
         emit(c, h);
         h = base_case(32768, ROTQ_HADAMARD_FACTOR_POW2, F16, F32, 531); /* two boxes per tile */

@@ -603,12 +603,13 @@ void ck_op_quantize(ck_ctx *c) {
         q = rotated(base(ROTQ_QUANT_INT4_GROUP, 128, ROTQ_DTYPE_BF16, 131075, 128), 128, ROTQ_HADAMARD_FACTOR_AUTO, 0,
                     0);
         run_case(c, q);
-        /* The dynamic tile order past two tiles a resident block (H100: 924 blocks of
-           the int4 build, 792 of the others), back to back. */
-        q = rotated(base(ROTQ_QUANT_INT4_GROUP, 128, ROTQ_DTYPE_F16, 2003, 4096), 4096, ROTQ_HADAMARD_FACTOR_AUTO, 0,
+        /* TMA stages (at least 4 tiles a resident block: the int4 build runs 924
+           blocks on an H100, the others 792) and with them the dynamic tile order,
+           back to back. */
+        q = rotated(base(ROTQ_QUANT_INT4_GROUP, 128, ROTQ_DTYPE_F16, 3901, 4096), 4096, ROTQ_HADAMARD_FACTOR_AUTO, 0,
                     0);
         run_case(c, q);
-        q = rotated(base(ROTQ_QUANT_FP8_ROW, 0, ROTQ_DTYPE_F16, 1701, 4096), 4096, ROTQ_HADAMARD_FACTOR_AUTO, 0, 1);
+        q = rotated(base(ROTQ_QUANT_FP8_ROW, 0, ROTQ_DTYPE_F16, 3331, 4096), 4096, ROTQ_HADAMARD_FACTOR_AUTO, 0, 1);
         run_case(c, q);
     }
     /* The fused factor kernel with TMA stages (1001 rows of 14336: 1.5 tiles per block). */

@@ -51,11 +51,14 @@ const rotq_cuda_device_info *rotq_cuda_current_device(rotq_status *st) {
 #define ROTQ_TILE_COUNTERS 512
 __device__ uint32_t rotq_tile_counters[2 * ROTQ_TILE_COUNTERS];
 
-static uint32_t *g_tc_base[ROTQ_MAX_DEVICES];                       // device address, once read
 static unsigned long long g_tc_key[ROTQ_MAX_DEVICES][ROTQ_TILE_COUNTERS]; // stream id + 1; 0 = free
 static int g_tc_lock;
 
 uint32_t *rotq_cuda_tile_counter(const rotq_cuda_device_info *dev, cudaStream_t stream) {
+#if CUDART_VERSION < 12000 // cudaStreamGetId: the static order
+    (void)dev, (void)stream;
+    return NULL;
+#else
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
     unsigned long long id = 0;
     if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess || capture != cudaStreamCaptureStatusNone ||
@@ -64,16 +67,14 @@ uint32_t *rotq_cuda_tile_counter(const rotq_cuda_device_info *dev, cudaStream_t 
         return NULL;
     }
     const int d = dev->device;
-    uint32_t *base = __atomic_load_n(&g_tc_base[d], __ATOMIC_ACQUIRE);
-    if (!base) {
-        void *p = NULL;
-        if (cudaGetSymbolAddress(&p, rotq_tile_counters) != cudaSuccess || !p) {
-            cudaGetLastError();
-            return NULL;
-        }
-        base = (uint32_t *)p;
-        __atomic_store_n(&g_tc_base[d], base, __ATOMIC_RELEASE);
+    // Read every call (a host-side lookup): after cudaDeviceReset the module, and
+    // the counters with it, live at a new address, zeroed again.
+    void *p = NULL;
+    if (cudaGetSymbolAddress(&p, rotq_tile_counters) != cudaSuccess || !p) {
+        cudaGetLastError();
+        return NULL;
     }
+    uint32_t *base = (uint32_t *)p;
     // Open addressing by the stream id; ids are unique for the process's life.
     const unsigned long long key = id + 1;
     unsigned slot = (unsigned)((key * 0x9E3779B97F4A7C15ull) >> 32) % ROTQ_TILE_COUNTERS;
@@ -89,6 +90,7 @@ uint32_t *rotq_cuda_tile_counter(const rotq_cuda_device_info *dev, cudaStream_t 
     }
     __atomic_store_n(&g_tc_lock, 0, __ATOMIC_RELEASE);
     return found;
+#endif
 }
 
 extern "C" int rotq__cuda_available(void) {

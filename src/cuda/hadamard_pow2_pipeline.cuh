@@ -53,20 +53,27 @@ __device__ __forceinline__ int64_t *rotq_pow2_next_slot(char *smem, unsigned it)
     return (int64_t *)(smem + rotq_pow2_smem<L, ES, BT>::DATA + 16) + (it & 1u);
 }
 
+// Whether this launch takes the dynamic order: the host asked for it and this
+// code has TMA (a compute_80 build run on a newer GPU has not: its tiles come
+// by every thread's cp.async, so the static order).
+__device__ __forceinline__ bool rotq_pow2_dynamic(const rotq_had_args &a) {
+    return a.tiles_next != NULL && rotq_tma_on(a.tma);
+}
+
 // The block's tile after `tile` (its iteration `it`): read after a barrier that
 // follows the loop top (thread 0 writes slot it mod 2 there, and the slot is
 // written again two tops later).
 template <int L, int ES, int BT = 256>
 __device__ __forceinline__ int64_t rotq_pow2_following_tile(const rotq_had_args &a, char *smem, int64_t tile,
                                                             unsigned it) {
-    return a.tiles_next ? *rotq_pow2_next_slot<L, ES, BT>(smem, it) : tile + gridDim.x;
+    return rotq_pow2_dynamic(a) ? *rotq_pow2_next_slot<L, ES, BT>(smem, it) : tile + gridDim.x;
 }
 
 // Kernel end of the dynamic order: each block's thread 0 counts itself done
 // (after its last fetch, fenced), and the last one resets the pair for the next
 // launch on the stream.
 __device__ __forceinline__ void rotq_pow2_tiles_exit(const rotq_had_args &a) {
-    if (!a.tiles_next || threadIdx.x != 0) return;
+    if (!rotq_pow2_dynamic(a) || threadIdx.x != 0) return;
     __threadfence();
     if (atomicAdd(a.tiles_next + 1, 1u) == gridDim.x - 1) {
         __threadfence();
@@ -162,7 +169,7 @@ __device__ __forceinline__ char *rotq_pow2_tile_stage(const rotq_had_args &a, in
     __syncthreads();
     const int b = sm::PREFETCH ? buf : 0;
     if (sm::PREFETCH) {
-        if (a.tiles_next) { // TMA: only thread 0 issues copies
+        if (rotq_pow2_dynamic(a)) { // TMA: only thread 0 issues copies
             if (threadIdx.x == 0) {
                 const int64_t next = it == 0 ? tile + gridDim.x : 2 * (int64_t)gridDim.x + pending;
                 if (next < ntiles) {
