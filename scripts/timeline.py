@@ -4,10 +4,12 @@
 Input: files of one `rotq bench` row each, run on that build: the bench's table lines
 and, per launch, one "TL kernel L block sm tiles g0 gdata gend s0..s3 f0..f3 l0..l3"
 line per block. Launches are told apart by gaps in the blocks' start times.
-For each bench row (the TL lines printed before its table line) and launch:
+For each row and launch:
   span      first block start to last block end (ns, global timer)
   fill      the median block's start after the first one, and its first stage's wait
   drain     last block end minus the median block end
+  per SM    the median over SMs of (last - first end of the blocks on that SM):
+            blocks that share an SM but finish apart (perf-notes, power-of-two v29)
   steady    per tile, mean clocks of the four segments over the tiles that are
             neither a block's first nor its last: 0 top barrier, 1 stage wait
             (copies issued, data awaited), 2 read + phase 0 + barrier, 3 the rest
@@ -38,6 +40,9 @@ def summarize(rows):
     ends = sorted(r["gend"] for r in rows)
     starts = sorted(r["g0"] - t0 for r in rows)
     first_wait = sorted(r["gdata"] - r["g0"] for r in rows if r["gdata"])
+    by_sm = {}
+    for r in rows:
+        by_sm.setdefault(r["sm"], []).append(r["gend"])
     clk = []
     steady = [[], [], [], []]
     for r in rows:
@@ -58,6 +63,7 @@ def summarize(rows):
         "first_wait": st.median(first_wait) if first_wait else 0,
         "drain": t_end - st.median(ends),
         "drain_first": t_end - ends[0],
+        "sm_spread": st.median(max(e) - min(e) for e in by_sm.values()),
         "clock": st.median(clk) if clk else 0,
         "steady": [st.mean(s) if s else 0 for s in steady],
         "last": [st.mean(r["l"][k] for r in rows) for k in range(4)],
@@ -89,6 +95,7 @@ def main():
               "drain: last end - median end %.2f us (- first end %.2f)" %
               (med("span") / 1e3, med("fill") / 1e3, med("fill_max") / 1e3, med("first_wait") / 1e3,
                med("drain") / 1e3, med("drain_first") / 1e3))
+        print("  blocks sharing an SM end a median %.2f us apart" % (med("sm_spread") / 1e3))
         s = [medk("steady", k) for k in range(4)]
         tot = sum(s)
         print("  steady tile: %.0f clocks = barrier %.0f (%.1f%%), stage wait %.0f (%.1f%%), read+phase0 %.0f (%.1f%%), "
