@@ -2,6 +2,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "ck.h"
 #include "rng.h"
@@ -77,8 +78,18 @@ static void print_indented(FILE *out, const char *msg) {
     }
 }
 
+static double wall_seconds(void) {
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 void ck_report(ck_ctx *c, rotq_backend b, const char *name, const ck_result *r) {
     const char *be = ck_backend_name(b);
+    /* -v prints how long the case took (since the previous report: inputs, the
+       reference and the op), to find what makes the table slow. */
+    double now = wall_seconds(), took = now - c->last_report_s;
+    c->last_report_s = now;
     if (r->verdict == CK_FAIL) {
         c->sum.failed++;
         fprintf(c->out, "FAIL [%s] %s\n", be, name);
@@ -93,7 +104,7 @@ void ck_report(ck_ctx *c, rotq_backend b, const char *name, const ck_result *r) 
     } else {
         c->sum.passed++;
         if (c->opt->verbose) {
-            fprintf(c->out, "ok   [%s] %s\n", be, name);
+            fprintf(c->out, "ok   [%s] %s (%.2f s)\n", be, name, took);
             if (c->opt->verbose > 1) print_indented(c->out, r->msg);
         }
     }
@@ -117,6 +128,7 @@ int rotq_check_run(const rotq_check_options *opt, rotq_check_summary *summary, F
     memset(&c, 0, sizeof c);
     c.opt = opt ? opt : &defaults;
     c.out = out ? out : stdout;
+    c.last_report_s = wall_seconds();
     c.backends = c.opt->backends ? c.opt->backends : (1u << ROTQ_BACKEND_COUNT) - 1u;
     for (int b = 0; b < ROTQ_BACKEND_COUNT; b++) c.available[b] = rotq_backend_available((rotq_backend)b);
     fprintf(c.out, "rotq check: %s; seed %llu; %s table; selected:", rotq_build_info(),

@@ -18,6 +18,7 @@ typedef struct ck_ctx {
     int not_supported[ROTQ_BACKEND_COUNT];     /* cases skipped as ROTQ_ERR_NOT_SUPPORTED */
     uint64_t op_salt;                          /* per op, mixed into case seeds */
     uint64_t case_index;                       /* position in the op's unfiltered table */
+    double last_report_s;                      /* wall clock of the previous report (-v timings) */
 } ck_ctx;
 
 enum { CK_PASS = 0, CK_FAIL = 1, CK_SKIP = 2 };

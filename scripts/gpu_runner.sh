@@ -183,10 +183,11 @@ if [ $BUILT -eq 1 ]; then
 
     # ---- 2. tests -----------------------------------------------------------------------
     step "ctest (full suite)"
+    t1=$SECONDS
     run_to "$LOG/tests.log" "$(left)" ctest --test-dir "$BUILD" --output-on-failure -j "$JOBS"
     # "100% tests passed, 0 tests failed out of 5" (CMake 3) or "100% tests passed out of 5" (CMake 4)
     line=$(grep -E '^[0-9]+% tests passed' "$LOG/tests.log" | tail -n 1)
-    R[ctest]=${line:-"no summary (see tests.log)"}
+    R[ctest]="${line:-"no summary (see tests.log)"} ($((SECONDS - t1)) s)"
     echo "ctest: ${R[ctest]}"
     # What ops_cuda (the CUDA op suite) really ran, from its output in CTest's log:
     # its "N passed, N failed, N skipped" line and its count of NOT_SUPPORTED cases.
@@ -209,10 +210,15 @@ if [ $BUILT -eq 1 ]; then
             step "pytest python/tests"
             xdist=()
             python3 -c 'import xdist' >/dev/null 2>&1 && xdist=(-n 8)
+            # The benchmark after it takes well under a minute (about 235 rows of
+            # 30 repetitions, milliseconds each); the rest of the budget is pytest's.
+            t1=$SECONDS
             ROTQ_LIBRARY="$(pwd)/$LIB" PYTHONPATH="$(pwd)/python" \
-                run_to "$LOG/tests.log" $(($(left) - 120)) python3 -m pytest -q "${xdist[@]}" python/tests
-            line=$(grep -E '^=*.*[0-9]+ (passed|failed)' "$LOG/tests.log" | tail -n 1)
-            R[pytest]=${line:-"no summary (see tests.log)"}
+                run_to "$LOG/tests.log" $(($(left) - 60)) python3 -m pytest -q --durations=8 "${xdist[@]}" python/tests
+            # pytest's own summary line (the demo above printed "N passed" lines too)
+            line=$(awk '/^\$ python3 -m pytest/ {on = 1} on' "$LOG/tests.log" |
+                grep -E '^=*.*[0-9]+ (passed|failed)' | tail -n 1)
+            R[pytest]="${line:-"no summary (see tests.log)"} ($((SECONDS - t1)) s)"
         else
             R[pytest]="skipped: python3 lacks numpy/pytest"
         fi
@@ -229,13 +235,14 @@ if [ $BUILT -eq 1 ]; then
         R[bench]="skipped: too little time left"
     else
         step "rotq bench --backend cuda"
+        t1=$SECONDS
         run_to "$LOG/bench.txt" "$(($(left) - 15))" "$ROTQ" bench --backend cuda \
             --json "$LOG/bench.json" --plot "$LOG/bench.svg"
         rc=$?
         grep -A100 '^## summary' "$LOG/bench.txt" | grep -v '^(exit status' | grep -v '^wrote '
         ok_rows=$(grep -c '"status": "ok"' "$LOG/bench.json" 2>/dev/null || true)
         ns_rows=$(grep -c '"status": "not supported"' "$LOG/bench.json" 2>/dev/null || true)
-        R[bench]="exit status $rc; ${ok_rows:-0} rows measured, ${ns_rows:-0} not supported"
+        R[bench]="exit status $rc; ${ok_rows:-0} rows measured, ${ns_rows:-0} not supported ($((SECONDS - t1)) s)"
         # Rows whose copy baseline ran below 90% of the run's median, or whose empty launch
         # took over 1.25x the median (rotq_bench_flag_disturbed): the device was disturbed
         # while they ran; their ratios are not comparable.
