@@ -15,7 +15,7 @@ void cli_usage_check(FILE *f) {
             "  --filter S   only cases whose name contains S\n"
             "  --seed N     base seed of the random inputs (default %d)\n"
             "  --full       the full table the tests use (default: the quick table)\n"
-            "  -v           one line per case, not only failures and the summary\n\n"
+            "  -v           one line per case with its seconds, not only failures and the summary\n\n"
             "Exit status: 0 when no case failed, 1 otherwise, 2 for bad arguments.\n",
             DEFAULT_SEED);
 }
