@@ -65,6 +65,9 @@ typedef struct cuda_state {
 static int cuda_ok(cuda_state *s, cudaError_t e) {
     if (e != cudaSuccess) {
         s->last_error = e;
+        /* Clear a non-sticky error here, or the next row's first launch check
+           would take it for its own (a sticky one stays: the context is lost). */
+        cudaGetLastError();
         return 0;
     }
     return 1;
