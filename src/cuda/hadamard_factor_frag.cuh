@@ -94,6 +94,9 @@ typedef struct rotq_frag_ctl {
     uint32_t am[2], rs[2];                 // QUANT: the row's absmax (float bits) and int8 code sum
     uint32_t reads[ROTQ_FRAG_MAX_SLOTS];   // A tasks done reading the slot's current use
     uint32_t next;                         // the next task
+#ifdef ROTQ_TIMELINE
+    unsigned long long tl_g0; // the block's start (timeline.cuh; here, so the launcher counts it)
+#endif
 } rotq_frag_ctl;
 
 // The stage's K step for A task (mt, block qq of the slot), column bits 0, 3,
@@ -490,6 +493,7 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
             ctl->am[p] = ctl->rs[p] = 0u;
         }
         ctl->next = 0;
+        ROTQ_TL(ctl->tl_g0 = ptx_globaltimer();)
         ptx_fence_mbarrier_init();
         *(uint4 *)zero16 = make_uint4(0, 0, 0, 0);
     }
@@ -591,5 +595,12 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
             }
         }
     }
+#ifdef ROTQ_TIMELINE
+    __syncthreads();
+    {
+        const int64_t b = blockIdx.x / parts, g = gridDim.x / parts;
+        rotq_tl_block_end(QUANT ? "fragq" : "frag", L, b < ntiles ? (ntiles - b + g - 1) / g : 0, ctl->tl_g0);
+    }
+#endif
 #endif
 }

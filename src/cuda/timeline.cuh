@@ -11,7 +11,8 @@
 // its start, when its first stage arrived and at its end, then each segment's
 // sum over the block's tiles, the first tile's and the last tile's. One more
 // barrier a tile than the library's build (segment 0's). scripts/timeline.py
-// summarizes the lines (perf-notes, power-of-two v29).
+// summarizes the lines (perf-notes, power-of-two v29). The fragment kernel
+// prints its blocks' spans only (rotq_tl_block_end).
 #pragma once
 #include "ptx.cuh"
 
@@ -78,6 +79,20 @@ static __device__ __noinline__ void rotq_tl_end(rotq_timeline *tl, const char *k
            blockIdx.x, ptx_smid(), tl->tiles, tl->g0, tl->gdata, gend, tl->sum[0], tl->sum[1],
            tl->sum[2], tl->sum[3], tl->first[0], tl->first[1], tl->first[2], tl->first[3], tl->last[0], tl->last[1],
            tl->last[2], tl->last[3]);
+}
+
+// Kernels without the tile loop above (the fragment kernel: warps take tasks,
+// not tiles): thread 0 prints the block's start (g0, also as its first-stage
+// time) and end after a block barrier, its tile count, and segments 1, 0, 0, 0
+// (timeline.py's span, fill, drain and per-SM lines hold; its steady-tile line
+// means nothing for these).
+static __device__ __noinline__ void rotq_tl_block_end(const char *kernel, int L, long long tiles,
+                                                      unsigned long long g0) {
+    if (threadIdx.x != 0) return;
+    const unsigned long long gend = ptx_globaltimer();
+    while (ptx_globaltimer() < g0 + ROTQ_TL_PRINT_AFTER_NS) __nanosleep(2000);
+    printf("TL %s %d %u %u %lld %llu %llu %llu 1 0 0 0 1 0 0 0 1 0 0 0\n", kernel, L, blockIdx.x, ptx_smid(), tiles,
+           g0, g0, gend);
 }
 #define ROTQ_TL(stmt) stmt
 #else
