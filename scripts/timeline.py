@@ -9,7 +9,9 @@ For each row and launch:
   fill      the median block's start after the first one, and its first stage's wait
   drain     last block end minus the median block end
   per SM    the median over SMs of (last - first end of the blocks on that SM):
-            blocks that share an SM but finish apart (perf-notes, power-of-two v29)
+            blocks that share an SM but finish apart (perf-notes, power-of-two v29),
+            and how often they finish in block-id order (fragment kernel f28: the
+            warp scheduler favours the older blocks)
   steady    per tile, mean clocks of the four segments over the tiles that are
             neither a block's first nor its last: 0 top barrier, 1 stage wait
             (copies issued, data awaited), 2 read + phase 0 + barrier, 3 the rest
@@ -40,9 +42,13 @@ def summarize(rows):
     ends = sorted(r["gend"] for r in rows)
     starts = sorted(r["g0"] - t0 for r in rows)
     first_wait = sorted(r["gdata"] - r["g0"] for r in rows if r["gdata"])
-    by_sm = {}
+    by_sm, blocks_sm = {}, {}
     for r in rows:
         by_sm.setdefault(r["sm"], []).append(r["gend"])
+        blocks_sm.setdefault(r["sm"], []).append(r)
+    shared = [b for b in blocks_sm.values() if len(b) > 1]
+    in_order = sum(1 for b in shared
+                   if [r["block"] for r in sorted(b, key=lambda r: r["gend"])] == sorted(r["block"] for r in b))
     clk = []
     steady = [[], [], [], []]
     for r in rows:
@@ -64,6 +70,8 @@ def summarize(rows):
         "drain": t_end - st.median(ends),
         "drain_first": t_end - ends[0],
         "sm_spread": st.median(max(e) - min(e) for e in by_sm.values()),
+        "sm_shared": len(shared),
+        "sm_in_order": in_order,
         "clock": st.median(clk) if clk else 0,
         "steady": [st.mean(s) if s else 0 for s in steady],
         "last": [st.mean(r["l"][k] for r in rows) for k in range(4)],
@@ -95,7 +103,9 @@ def main():
               "drain: last end - median end %.2f us (- first end %.2f)" %
               (med("span") / 1e3, med("fill") / 1e3, med("fill_max") / 1e3, med("first_wait") / 1e3,
                med("drain") / 1e3, med("drain_first") / 1e3))
-        print("  blocks sharing an SM end a median %.2f us apart" % (med("sm_spread") / 1e3))
+        shared = sum(s["sm_shared"] for s in ls)
+        order = " (in block-id order on %d of %d)" % (sum(s["sm_in_order"] for s in ls), shared) if shared else ""
+        print("  blocks sharing an SM end a median %.2f us apart%s" % (med("sm_spread") / 1e3, order))
         s = [medk("steady", k) for k in range(4)]
         tot = sum(s)
         print("  steady tile: %.0f clocks = barrier %.0f (%.1f%%), stage wait %.0f (%.1f%%), read+phase0 %.0f (%.1f%%), "
