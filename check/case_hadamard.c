@@ -632,6 +632,13 @@ void ck_op_hadamard(ck_ctx *c) {
         emit(c, h);
         h = base_case(28 * 512, 28, F16, F16, 1001); /* the two-block build, one stage */
         emit(c, h);
+        /* The fragment kernel's dynamic tail (the DYN build, rotq_frag_claim: 16
+           tiles a block of 264 on an H100, the last six from the counter, two blocks
+           an SM), in place; 12 * 256 x 8001 below runs it with signs (20 tiles a
+           block of 396, three blocks an SM). */
+        h = base_case(28 * 512, 28, BF16, BF16, 4301);
+        h.inplace = 1;
+        emit(c, h);
         h = base_case(28 * 512, 28, BF16, BF16, 301); /* block-diagonal: two row blocks a row */
         h.cols = h.xs = h.ys = 2 * 28 * 512;
         emit(c, h);

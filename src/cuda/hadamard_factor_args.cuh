@@ -22,6 +22,8 @@ typedef struct rotq_had_factor {
     int32_t parts;             // fragment kernel: blocks sharing a tile, each its own output rows (1: whole tiles)
     int32_t part_rows;         // fragment kernel: output rows of H_K a part computes (K when parts = 1)
     uint32_t bits[ROTQ_FACTOR_MAX_WORDS];
+    int32_t dyn_from;          // fragment kernel's DYN build: the block's first iteration whose tile
+                               // comes from the counter (rotq_frag_claim)
 } rotq_had_factor;
 
 #define ROTQ_FACTOR_MAX_KT 11

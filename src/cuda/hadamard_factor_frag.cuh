@@ -71,6 +71,9 @@
 // blocks): ptxas caps the kernel at 64 registers.
 #define ROTQ_FRAG_MAX_THREADS 1024
 #define ROTQ_FRAG_MAX_SLOTS 8
+// Entries of the dynamic tail's tile ring (rotq_frag_claim): at least the claim
+// distance E (<= ROTQ_FRAG_MAX_SLOTS + 2, even) + 2, and even.
+#define ROTQ_FRAG_TILE_RING 16
 
 template <int L>
 struct rotq_frag_plan {
@@ -94,6 +97,8 @@ typedef struct rotq_frag_ctl {
     uint32_t am[2], rs[2];                 // QUANT: the row's absmax (float bits) and int8 code sum
     uint32_t reads[ROTQ_FRAG_MAX_SLOTS];   // A tasks done reading the slot's current use
     uint32_t next;                         // the next task
+    uint64_t tile_of[ROTQ_FRAG_TILE_RING]; // DYN: iteration << 32 | its tile, by iteration mod R
+    uint32_t tile_fills[ROTQ_FRAG_TILE_RING]; // DYN: the fills that have read the entry
 #ifdef ROTQ_TIMELINE
     unsigned long long tl_g0; // the block's start (timeline.cuh; here, so the launcher counts it)
 #endif
@@ -311,14 +316,90 @@ __device__ __forceinline__ int64_t rotq_frag_tile(unsigned parts, unsigned i) {
     return (int64_t)(blockIdx.x / parts) + (int64_t)i * (gridDim.x / parts);
 }
 
+// The dynamic tail (the DYN build: whole tiles, f.dyn_from; perf-notes,
+// fragment kernel f30). The blocks sharing an SM run at rates the warp scheduler sets (f28), so
+// with equal tile counts the favoured ones idle at the end. A block's iterations
+// below dyn_from keep the static tile b + i grid (the task loop's arithmetic);
+// iteration j >= dyn_from takes tile dyn_from grid + (the launch's counter),
+// claimed by lane 0 of task 0 of iteration j - E after that task's gate, into
+// ring entry j mod R (tag j). E = the slots' tiles ahead + 1, rounded up to
+// even, so that
+//   - every task of iteration j sees the entry without a wait: its gate
+//     (tile_done(j - 2)) follows tile_done(j - 4) ... tile_done(j - E), which
+//     the claimer arrives on after claiming; it reads the entry after its gate
+//     (a stale tag there means the claimer had found the end: so is j);
+//   - a slot fill of iteration j (in a task of iteration j - E + 1 .. j, not all
+//     of them on that chain) waits for the tag, then counts its read
+//     (tile_fills), and claim j + R waits for all 2^sl of them;
+//   - claim j + R comes after the tasks of iteration j are done (the chain
+//     again, R - E even and >= 2).
+// Claims go in iteration order (each after the previous one is in), so a
+// block's tiles increase and the first one past the end ends the block; a task
+// that finds the end still arrives on tile_done (a later task's gate may wait on
+// it). The entries are atomics (the waits have no barrier between).
+__device__ __forceinline__ unsigned rotq_frag_claim_distance(const rotq_had_factor &f, int L) {
+    const int sl = L - f.slice_log;
+    const unsigned ahead = (((unsigned)f.stages + (1u << sl) - 1u) >> sl) + 1u;
+    return (ahead + 1u) & ~1u;
+}
+
+__device__ __forceinline__ uint64_t rotq_frag_entry(rotq_frag_ctl *ctl, unsigned j) {
+    return atomicAdd((unsigned long long *)&ctl->tile_of[j % ROTQ_FRAG_TILE_RING], 0ull);
+}
+
+// Claims iteration j's tile (one thread; j >= dyn_from).
+__device__ __forceinline__ void rotq_frag_claim(rotq_frag_ctl *ctl, const rotq_had_args &a, const rotq_had_factor &f,
+                                                int L, unsigned j) {
+    const unsigned ns = (unsigned)f.dyn_from, e = j % ROTQ_FRAG_TILE_RING;
+    if (j > ns) // the previous claim
+        while ((unsigned)(rotq_frag_entry(ctl, j - 1) >> 32) != j - 1) {
+        }
+    if (j >= ns + ROTQ_FRAG_TILE_RING) { // the entry's last fills have read it
+        const unsigned fills = 1u << (L - f.slice_log);
+        while (atomicAdd(&ctl->tile_fills[e], 0u) != fills) {
+        }
+        atomicExch(&ctl->tile_fills[e], 0u);
+    }
+    const uint32_t tile = ns * gridDim.x + atomicAdd(a.tiles_next, 1u);
+    atomicExch((unsigned long long *)&ctl->tile_of[e], (unsigned long long)j << 32 | tile);
+}
+
+// The tile of a dynamic iteration i, read after the task's gate (the chain
+// above): past the end where the entry holds an older iteration.
+__device__ __forceinline__ int64_t rotq_frag_tile_dyn(rotq_frag_ctl *ctl, unsigned i) {
+    const uint64_t w = ((volatile uint64_t *)ctl->tile_of)[i % ROTQ_FRAG_TILE_RING];
+    return (unsigned)(w >> 32) == i ? (int64_t)(uint32_t)w : INT64_MAX;
+}
+
+// The tile of the task's iteration i where it is used (read again rather than
+// held from the loop top: the static one is recomputed, a dynamic one read from
+// its entry, which stays until the task's tile_done arrival).
+template <bool DYN>
+__device__ __forceinline__ int64_t rotq_frag_tile_now(rotq_frag_ctl *ctl, const rotq_had_factor &f, unsigned parts,
+                                                      unsigned i) {
+    if (!DYN || (int)i < f.dyn_from) return rotq_frag_tile(parts, i);
+    return (int64_t)(uint32_t)((volatile uint64_t *)ctl->tile_of)[i % ROTQ_FRAG_TILE_RING];
+}
+
 // Issues use u of the slot ring (u = i 2^sl + h: slice h of the block's tile
 // i, 2^sl slices a row, 2^qs 64-column blocks a slice) into slot u mod S, if
 // that tile exists. One thread. ef: the lines marked evict-first in L2
-// (rotq_frag_evict_first).
+// (rotq_frag_evict_first). A dynamic iteration's tile: its entry's, once there.
+template <bool DYN>
 __device__ __forceinline__ void rotq_frag_fill(const CUtensorMap *xmap, rotq_frag_ctl *ctl, char *slots,
                                                unsigned slot_bytes, unsigned S, int sl, int qs, unsigned u,
-                                               unsigned parts, int64_t ntiles, bool ef) {
-    const int64_t tile = rotq_frag_tile(parts, u >> sl);
+                                               unsigned parts, int64_t ntiles, bool ef, int dyn_from) {
+    const unsigned i = u >> sl;
+    int64_t tile;
+    if (!DYN || (int)i < dyn_from) {
+        tile = rotq_frag_tile(parts, i);
+    } else {
+        uint64_t w;
+        while ((unsigned)((w = rotq_frag_entry(ctl, i)) >> 32) != i) {
+        }
+        atomicAdd(&ctl->tile_fills[i % ROTQ_FRAG_TILE_RING], 1u);
+        tile = (int64_t)(uint32_t)w;
+    }
     if (tile >= ntiles) return;
     const unsigned s = u % S, use = u / S;
     const uint32_t mbar = ptx_smem_addr(&ctl->tma[use & 1u][s]);
@@ -431,8 +512,10 @@ __host__ __device__ inline size_t rotq_frag_smem(int k, int kt, int rows, int sl
 // kernel: kind, q, scales, row_sums, group fields; rows = row blocks, cols = n):
 // B tasks write codes (rotq_frag_quant_b) instead of y. PARTS: the build whose
 // blocks share tiles (f.parts, rotq_frag_parts; the others take whole tiles,
-// with no run-time state for it).
-template <int L, int KT, bool QUANT, bool PARTS = false>
+// with no run-time state for it). DYN: the Hadamard build with the dynamic
+// tail (rotq_frag_claim; whole tiles); the other builds are the static order's
+// code alone.
+template <int L, int KT, bool QUANT, bool PARTS = false, bool DYN = false>
 __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
     rotq_had_frag_kernel(rotq_had_args a, const __grid_constant__ rotq_had_factor f, const rotq_q_args qa,
                          const __grid_constant__ CUtensorMap xmap) {
@@ -474,7 +557,7 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
         ptx_fence_mbarrier_init();
         if (!PARTS || ROTQ_FRAG_PARTS_EARLY)
             for (unsigned u = 0; u < S; u++)
-                rotq_frag_fill(&xmap, ctl, slots, slot_bytes, S, sl, qs, u, parts, a.groups, ef);
+                rotq_frag_fill<DYN>(&xmap, ctl, slots, slot_bytes, S, sl, qs, u, parts, a.groups, ef, f.dyn_from);
         for (unsigned s = 0; s < S; s++) {
             for (int p = 0; p < 2; p++) ptx_mbarrier_init(ptx_smem_addr(&ctl->sgn[p][s]), 32u << qs);
             ctl->reads[s] = 0;
@@ -493,6 +576,8 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
             ctl->am[p] = ctl->rs[p] = 0u;
         }
         ctl->next = 0;
+        if (DYN)
+            for (int i = 0; i < ROTQ_FRAG_TILE_RING; i++) ctl->tile_of[i] = ~0ull, ctl->tile_fills[i] = 0u;
         ROTQ_TL(ctl->tl_g0 = ptx_globaltimer();)
         ptx_fence_mbarrier_init();
         *(uint4 *)zero16 = make_uint4(0, 0, 0, 0);
@@ -505,7 +590,7 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
     const int64_t ntiles = a.groups;
     if (PARTS && !ROTQ_FRAG_PARTS_EARLY && threadIdx.x == 0)
         for (unsigned u = 0; u < S; u++)
-            rotq_frag_fill(&xmap, ctl, slots, slot_bytes, S, sl, qs, u, parts, ntiles, ef);
+            rotq_frag_fill<DYN>(&xmap, ctl, slots, slot_bytes, S, sl, qs, u, parts, ntiles, ef, f.dyn_from);
 
     const unsigned lane = ptx_lane_id();
     const uint32_t mtpt = rotq_frag_magic(tpt), ms = rotq_frag_magic(S);
@@ -515,15 +600,26 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
         t = __shfl_sync(0xffffffffu, t, 0);
         const unsigned it = rotq_frag_div(t, mtpt); // the block's tile
         int r = (int)(t - it * tpt);
-        const int64_t tile = rotq_frag_tile(parts, it);
-        if (tile >= ntiles) break;
         // No task of tile i starts before every task of tile i - 2 has arrived
         // on tile_done (B tasks arrive once they have read W): the other
         // mbarriers alternate by parity, so a waiter then finds the one it waits
         // on in the phase it means. tile_done itself rotates over 4: with at
         // most 3 tiles of tasks per warp count (the launcher), a task of tile i
         // is handed out only after tile i - 5 is done.
-        if (it >= 2) rotq_frag_wait(&ctl->tile_done[(it - 2) & 3u], ((it - 2) >> 2) & 1u);
+        if (!DYN || (int)it < f.dyn_from) {
+            if (rotq_frag_tile(parts, it) >= ntiles) break;
+            if (it >= 2) rotq_frag_wait(&ctl->tile_done[(it - 2) & 3u], ((it - 2) >> 2) & 1u);
+        } else { // the dynamic tail: the gate first (rotq_frag_claim)
+            rotq_frag_wait(&ctl->tile_done[(it - 2) & 3u], ((it - 2) >> 2) & 1u);
+            if (rotq_frag_tile_dyn(ctl, it) >= ntiles) {
+                ptx_mbarrier_arrive(ptx_smem_addr(&ctl->tile_done[it & 3u]));
+                break;
+            }
+        }
+        if (DYN && r == 0 && lane == 0) {
+            const unsigned j = it + rotq_frag_claim_distance(f, L);
+            if ((int)j >= f.dyn_from) rotq_frag_claim(ctl, a, f, L, j);
+        }
         if (r < ta) { // A: K step of (mt, q), bits 0, 3..5, to W
             const int mt = r >> (L - 6), q = r & (plan::QB - 1);
             const int h = q >> qs, qq = q & ((1 << qs) - 1); // slice, block in it
@@ -534,7 +630,7 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
                 // m tile 0's tasks sign their column block; the others wait for
                 // the slice (all of its blocks) to be signed.
                 if (mt == 0) {
-                    rotq_frag_sign_block<L>(a, K, slot, tile, q, qq);
+                    rotq_frag_sign_block<L>(a, K, slot, rotq_frag_tile_now<DYN>(ctl, f, parts, it), q, qq);
                     __syncwarp();
                     ptx_mbarrier_arrive(ptx_smem_addr(&ctl->sgn[use & 1u][s]));
                     __syncwarp();
@@ -554,7 +650,7 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
             __syncwarp();
             if (lane == 0 && atomicAdd(&ctl->reads[s], 1u) == ((unsigned)mts << qs) - 1u) {
                 ctl->reads[s] = 0;
-                rotq_frag_fill(&xmap, ctl, slots, slot_bytes, S, sl, qs, u + S, parts, ntiles, ef);
+                rotq_frag_fill<DYN>(&xmap, ctl, slots, slot_bytes, S, sl, qs, u + S, parts, ntiles, ef, f.dyn_from);
             }
             if (mt == mts - 1 && (rows & 15) != 0 && (rows & 15) <= 8) {
                 // Rows 16mt + 8 .. are all past the block's: only the row half h = 0.
@@ -587,13 +683,18 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
                     for (int i = 0; i < 32; i++) v[i] *= fs;
                     fs = 1.0f;
                 }
-                rotq_frag_quant_b<L>(qa, ctl, tile, it, r, row, jl, v, fs);
+                rotq_frag_quant_b<L>(qa, ctl, rotq_frag_tile_now<DYN>(ctl, f, parts, it), it, r, row, jl, v, fs);
             } else {
                 rotq_frag_butterflies_b<L, true>(v, a.scale);
+                const int64_t tile = rotq_frag_tile_now<DYN>(ctl, f, parts, it); // before the arrival
                 ptx_mbarrier_arrive(ptx_smem_addr(&ctl->tile_done[it & 3u]));
                 rotq_frag_store<L>(a, tile, (unsigned)r0 + row, jl, v);
             }
         }
+    }
+    if (DYN) { // every claim of the block made
+        __syncthreads();
+        rotq_pow2_tiles_exit(a);
     }
 #ifdef ROTQ_TIMELINE
     __syncthreads();

@@ -155,6 +155,9 @@ static int rotq_frag_parts(int k, int64_t tiles, int64_t G, bool whole, double w
     return (k + r - 1) / r;
 }
 
+// Tiles a block at least for the Hadamard's dynamic tail (rotq_launch_frag).
+#define ROTQ_FRAG_DYN_MIN_TILES 16
+
 // Host: whether this kernel takes the call, and its launch. Needs compute
 // capability 9.x and code built for it, 16-bit inputs whose row blocks sit at a
 // fixed stride with 16-byte rows (TMA), K <= 64 (a multiple of 4, as every
@@ -225,10 +228,37 @@ static rotq_status rotq_launch_frag(const rotq_had_args &a, const rotq_had_facto
     f.stages = c.S;
     f.parts = parts;
     f.part_rows = rows;
+    f.dyn_from = INT32_MAX;
     CUtensorMap xmap;
     rotq_had_args t;
     if (!rotq_factor_tma_only_args(a, f, L, gstride, &xmap, &t)) return ROTQ_ERR_NOT_SUPPORTED;
     if (dry) return ROTQ_OK;
+    t.tiles_next = NULL;
+    // The Hadamard's dynamic tail (the DYN build, rotq_frag_claim) where blocks
+    // share an SM and take at least ROTQ_FRAG_DYN_MIN_TILES tiles each: a block's
+    // last quarter of tiles (and two more) from the counter, after at least E
+    // static iterations; where the magic divisions stay exact for any tile count.
+    // Same-run A/B on the H100 (perf-notes, fragment kernel f30): at 2^27 elements
+    // 12 * 1024 -6.3%, 28 * 512 -2.5%; at 2^25 (6 and 8 tiles a block) it gained
+    // nothing and the fused build lost 15%, hence the Hadamard at 16 tiles or more.
+    bool dyn = false;
+    if constexpr (!QUANT) {
+        const int sl = L - c.ls;
+        const int64_t per = a.groups / c.grid, E = ((((int64_t)c.S + (1 << sl) - 1) >> sl) + 2) & ~(int64_t)1;
+        const int64_t ns = per - (per / 4 + 2);
+        const double tmax = (double)a.groups + 2.0;
+        static int usable_dyn[64], regs_dyn[64];
+        const void *dkernel = (const void *)rotq_had_frag_kernel<L, KT, false, false, true>;
+        int64_t dgrid = 0;
+        if (parts == 1 && c.bps >= 2 && per >= ROTQ_FRAG_DYN_MIN_TILES && ns >= E && E + 2 <= ROTQ_FRAG_TILE_RING &&
+            a.groups < INT32_MAX / 2 && tmax * c.tpt * c.tpt < 4294967296.0 &&
+            tmax * (1 << sl) * c.S < 4294967296.0 && rotq_kernel_has_sm90(dkernel, usable_dyn, dev) &&
+            rotq_persistent_grid(dkernel, 32 * c.warps, c.smem, regs_dyn, dev, INT64_MAX, &dgrid) == ROTQ_OK &&
+            dgrid == c.grid && (t.tiles_next = rotq_cuda_tile_counter(dev, stream)) != NULL) {
+            f.dyn_from = (int32_t)ns;
+            dyn = true;
+        }
+    }
     const int os = a.out_dtype == ROTQ_DTYPE_F32 ? 4 : 2;
     t.vec_out = ((uintptr_t)a.y & 15u) == 0 && (a.y_stride * os) % 16 == 0 && ((int64_t)a.n * os) % 16 == 0;
     rotq_q_args q;
@@ -239,6 +269,10 @@ static rotq_status rotq_launch_frag(const rotq_had_args &a, const rotq_had_facto
     if (parts > 1) {
         if constexpr (ROTQ_FRAG_PARTS_BUILD)
             rotq_had_frag_kernel<L, KT, false, true><<<(unsigned)c.grid, 32 * c.warps, c.smem, stream>>>(t, f, q, xmap);
+    } else if (dyn) {
+        if constexpr (!QUANT)
+            rotq_had_frag_kernel<L, KT, false, false, true><<<(unsigned)c.grid, 32 * c.warps, c.smem, stream>>>(t, f, q,
+                                                                                                              xmap);
     } else {
         rotq_had_frag_kernel<L, KT, QUANT><<<(unsigned)c.grid, 32 * c.warps, c.smem, stream>>>(t, f, q, xmap);
     }
