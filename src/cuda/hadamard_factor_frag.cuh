@@ -317,12 +317,12 @@ __device__ __forceinline__ int64_t rotq_frag_tile(unsigned parts, unsigned i) {
 }
 
 // The dynamic tail (the DYN build: whole tiles, f.dyn_from; perf-notes,
-// fragment kernel f30). The blocks sharing an SM run at rates the warp scheduler sets (f28), so
-// with equal tile counts the favoured ones idle at the end. A block's iterations
-// below dyn_from keep the static tile b + i grid (the task loop's arithmetic);
-// iteration j >= dyn_from takes tile dyn_from grid + (the launch's counter),
-// claimed by lane 0 of task 0 of iteration j - E after that task's gate, into
-// ring entry j mod R (tag j). E = the slots' tiles ahead + 1, rounded up to
+// fragment kernel f30). The blocks sharing an SM run at rates the warp
+// scheduler sets (f28), so with equal tile counts the favoured ones idle at the
+// end. A block's iterations below dyn_from keep the static tile b + i grid (the
+// task loop's arithmetic); iteration j >= dyn_from takes tile dyn_from grid +
+// (the launch's counter), claimed by lane 0 of task 0 of iteration j - E after
+// that task's gate, into ring entry j mod R (tag j). E = the slots' tiles ahead + 1, rounded up to
 // even, so that
 //   - every task of iteration j sees the entry without a wait: its gate
 //     (tile_done(j - 2)) follows tile_done(j - 4) ... tile_done(j - E), which
