@@ -322,8 +322,8 @@ __device__ __forceinline__ int64_t rotq_frag_tile(unsigned parts, unsigned i) {
 // end. A block's iterations below dyn_from keep the static tile b + i grid (the
 // task loop's arithmetic); iteration j >= dyn_from takes tile dyn_from grid +
 // (the launch's counter), claimed by lane 0 of task 0 of iteration j - E after
-// that task's gate, into ring entry j mod R (tag j). E = the slots' tiles ahead + 1, rounded up to
-// even, so that
+// that task's gate, into ring entry j mod R (tag j). E = the slots' tiles ahead
+// + 1, rounded up to even (also the launcher's), so that
 //   - every task of iteration j sees the entry without a wait: its gate
 //     (tile_done(j - 2)) follows tile_done(j - 4) ... tile_done(j - E), which
 //     the claimer arrives on after claiming; it reads the entry after its gate
@@ -337,9 +337,9 @@ __device__ __forceinline__ int64_t rotq_frag_tile(unsigned parts, unsigned i) {
 // block's tiles increase and the first one past the end ends the block; a task
 // that finds the end still arrives on tile_done (a later task's gate may wait on
 // it). The entries are atomics (the waits have no barrier between).
-__device__ __forceinline__ unsigned rotq_frag_claim_distance(const rotq_had_factor &f, int L) {
-    const int sl = L - f.slice_log;
-    const unsigned ahead = (((unsigned)f.stages + (1u << sl) - 1u) >> sl) + 1u;
+// E for S slots of 2^-sl of a tile each.
+__host__ __device__ inline unsigned rotq_frag_claim_distance(unsigned S, int sl) {
+    const unsigned ahead = ((S + (1u << sl) - 1u) >> sl) + 1u;
     return (ahead + 1u) & ~1u;
 }
 
@@ -364,10 +364,15 @@ __device__ __forceinline__ void rotq_frag_claim(rotq_frag_ctl *ctl, const rotq_h
     atomicExch((unsigned long long *)&ctl->tile_of[e], (unsigned long long)j << 32 | tile);
 }
 
-// The tile of a dynamic iteration i, read after the task's gate (the chain
-// above): past the end where the entry holds an older iteration.
-__device__ __forceinline__ int64_t rotq_frag_tile_dyn(rotq_frag_ctl *ctl, unsigned i) {
-    const uint64_t w = ((volatile uint64_t *)ctl->tile_of)[i % ROTQ_FRAG_TILE_RING];
+// Iteration i's entry as a task reads it, after its gate (the chain above).
+__device__ __forceinline__ uint64_t rotq_frag_entry_seen(const rotq_frag_ctl *ctl, unsigned i) {
+    return ((const volatile uint64_t *)ctl->tile_of)[i % ROTQ_FRAG_TILE_RING];
+}
+
+// The tile of a dynamic iteration i at the task's loop top: past the end where
+// the entry holds an older iteration.
+__device__ __forceinline__ int64_t rotq_frag_tile_dyn(const rotq_frag_ctl *ctl, unsigned i) {
+    const uint64_t w = rotq_frag_entry_seen(ctl, i);
     return (unsigned)(w >> 32) == i ? (int64_t)(uint32_t)w : INT64_MAX;
 }
 
@@ -378,7 +383,7 @@ template <bool DYN>
 __device__ __forceinline__ int64_t rotq_frag_tile_now(rotq_frag_ctl *ctl, const rotq_had_factor &f, unsigned parts,
                                                       unsigned i) {
     if (!DYN || (int)i < f.dyn_from) return rotq_frag_tile(parts, i);
-    return (int64_t)(uint32_t)((volatile uint64_t *)ctl->tile_of)[i % ROTQ_FRAG_TILE_RING];
+    return (int64_t)(uint32_t)rotq_frag_entry_seen(ctl, i);
 }
 
 // Issues use u of the slot ring (u = i 2^sl + h: slice h of the block's tile
@@ -617,7 +622,7 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
             }
         }
         if (DYN && r == 0 && lane == 0) {
-            const unsigned j = it + rotq_frag_claim_distance(f, L);
+            const unsigned j = it + rotq_frag_claim_distance((unsigned)f.stages, L - f.slice_log);
             if ((int)j >= f.dyn_from) rotq_frag_claim(ctl, a, f, L, j);
         }
         if (r < ta) { // A: K step of (mt, q), bits 0, 3..5, to W
@@ -698,7 +703,7 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
     }
 #ifdef ROTQ_TIMELINE
     __syncthreads();
-    {
+    { // the static order's tile count (the DYN build's blocks differ in their tail)
         const int64_t b = blockIdx.x / parts, g = gridDim.x / parts;
         rotq_tl_block_end(QUANT ? "fragq" : "frag", L, b < ntiles ? (ntiles - b + g - 1) / g : 0, ctl->tl_g0);
     }

@@ -244,7 +244,7 @@ static rotq_status rotq_launch_frag(const rotq_had_args &a, const rotq_had_facto
     bool dyn = false;
     if constexpr (!QUANT) {
         const int sl = L - c.ls;
-        const int64_t per = a.groups / c.grid, E = ((((int64_t)c.S + (1 << sl) - 1) >> sl) + 2) & ~(int64_t)1;
+        const int64_t per = a.groups / c.grid, E = rotq_frag_claim_distance((unsigned)c.S, sl);
         const int64_t ns = per - (per / 4 + 2);
         const double tmax = (double)a.groups + 2.0;
         static int usable_dyn[64], regs_dyn[64];
