@@ -42,9 +42,8 @@ def summarize(rows):
     ends = sorted(r["gend"] for r in rows)
     starts = sorted(r["g0"] - t0 for r in rows)
     first_wait = sorted(r["gdata"] - r["g0"] for r in rows if r["gdata"])
-    by_sm, blocks_sm = {}, {}
+    blocks_sm = {}
     for r in rows:
-        by_sm.setdefault(r["sm"], []).append(r["gend"])
         blocks_sm.setdefault(r["sm"], []).append(r)
     shared = [b for b in blocks_sm.values() if len(b) > 1]
     in_order = sum(1 for b in shared
@@ -69,7 +68,7 @@ def summarize(rows):
         "first_wait": st.median(first_wait) if first_wait else 0,
         "drain": t_end - st.median(ends),
         "drain_first": t_end - ends[0],
-        "sm_spread": st.median(max(e) - min(e) for e in by_sm.values()),
+        "sm_spread": st.median(max(r["gend"] for r in b) - min(r["gend"] for r in b) for b in blocks_sm.values()),
         "sm_shared": len(shared),
         "sm_in_order": in_order,
         "clock": st.median(clk) if clk else 0,

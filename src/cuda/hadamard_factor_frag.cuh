@@ -699,7 +699,7 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
     }
     if (DYN) { // every claim of the block made
         __syncthreads();
-        rotq_pow2_tiles_exit(a);
+        rotq_tile_counter_exit(a);
     }
 #ifdef ROTQ_TIMELINE
     __syncthreads();

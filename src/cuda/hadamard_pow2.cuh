@@ -223,7 +223,7 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_pow2_min_bloc
         }
     }
     ROTQ_TL(rotq_tl_end(&tl, "pow2", L);)
-    rotq_pow2_tiles_exit(a);
+    rotq_tile_counter_exit(a);
     ptx_cp_async_wait<0>();
     if (rotq_tma_on(a.tma_out) && threadIdx.x == 0) ptx_bulk_wait_read<0>(); // W is read before the block ends
     if (L >= 8 && L <= 10 && rotq_tma_on(a.bulk_out) && (threadIdx.x & 31u) == 0) ptx_bulk_wait_read<0>();

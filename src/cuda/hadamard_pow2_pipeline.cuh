@@ -69,10 +69,11 @@ __device__ __forceinline__ int64_t rotq_pow2_following_tile(const rotq_had_args 
     return rotq_pow2_dynamic(a) ? *rotq_pow2_next_slot<L, ES, BT>(smem, it) : tile + gridDim.x;
 }
 
-// Kernel end of the dynamic order: each block's thread 0 counts itself done
-// (after its last fetch, fenced), and the last one resets the pair for the next
-// launch on the stream.
-__device__ __forceinline__ void rotq_pow2_tiles_exit(const rotq_had_args &a) {
+// Kernel end of a launch with a tile counter (rotq_cuda_tile_counter: the
+// power-of-two and fused kernels' dynamic order, the fragment kernel's dynamic
+// tail): each block's thread 0 counts itself done (after its last fetch,
+// fenced), and the last one resets the pair for the next launch on the stream.
+__device__ __forceinline__ void rotq_tile_counter_exit(const rotq_had_args &a) {
     if (!rotq_pow2_dynamic(a) || threadIdx.x != 0) return;
     __threadfence();
     if (atomicAdd(a.tiles_next + 1, 1u) == gridDim.x - 1) {

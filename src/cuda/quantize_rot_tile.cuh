@@ -210,7 +210,7 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L, BT>::THREADS, rotq_qt_min_bl
         rotq_qt_tile_any(qa, src, row0, rv, red);
     }
     ROTQ_TL(rotq_tl_end(&tl, "fused", L);)
-    rotq_pow2_tiles_exit(a);
+    rotq_tile_counter_exit(a);
     ptx_cp_async_wait<0>();
 }
 
