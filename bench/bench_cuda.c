@@ -384,11 +384,11 @@ static void hadamard_groups(cuda_state *s) {
     /* K * 2^10 past the whole-row fragment kernel (W of 44, 52, 60 rows of 2^10
        fp32 leaves no room for input slots): three or four parts a row block
        (rotq_frag_parts), or before them the general kernel (52, 60: its two-pass
-       path). */
+       path). 2^27 for the number of parts in long calls. */
     if (!quick) {
         static const int32_t wide_k[] = {44, 52, 60};
         rotq__bench_group_begin(b, "hadamard-factor-wide", "K*2^10 for K = 44, 52, 60, f16, vs device copy");
-        for (int e = 23; e <= 25; e += 2)
+        for (int e = 23; e <= 27; e += 2)
             for (int i = 0; i < 3; i++)
                 hadamard_row(s, ROTQ_DTYPE_F16, wide_k[i], wide_k[i] << 10, E(e), 0, 0, 0.0);
         rotq__bench_group_end(b);

@@ -8,9 +8,16 @@
 // Host: the shared memory plan of a launch whose blocks keep `rows` rows of W:
 // blocks per SM, slices and slots. The most blocks (up to maxb) whose slots
 // hold enough tiles ahead (1.5 with two blocks an SM, 1 with three, half a
-// tile with one), then the most tiles ahead (up to 4), then the widest slices
-// (halves of a row where they fit: fewer, larger boxes); *ahead the tiles
-// ahead (at most 4). False if none fits.
+// tile with one), then the most tiles ahead up to 2, then the widest slices
+// (halves of a row where they fit: fewer, larger boxes), except that at 2^10
+// quarter rows replace halves that hold more than two tiles: past two more slots
+// buy nothing, while a smaller slot is refilled sooner (its last reader is one
+// of half as many A tasks). Same-run A/Bs on the H100 (perf-notes, fragment
+// kernel f34): 20 * 1024 whole (3.5 tiles of halves -> 2 of quarters) -2.6% at
+// 2^25 elements, 28 * 1024 in two parts (3 -> 2) -1.5%; where halves hold two
+// tiles or fewer quarters measured equal (12 * 1024, 60 * 1024) or worse
+// (40 * 1024 in three parts: +1% at 2^25, +13% at 2^27). *ahead the tiles ahead
+// (at most 4). False if none fits.
 template <int L, int KT>
 static bool rotq_frag_plan_smem(int k, int rows, int maxb, const rotq_cuda_device_info *dev, int *bps, int *S,
                                 int *ls, double *ahead) {
@@ -19,7 +26,7 @@ static bool rotq_frag_plan_smem(int k, int rows, int maxb, const rotq_cuda_devic
     *ahead = 0.0;
     for (int b = maxb; b >= 1 && !*bps; b--) {
         const double need = b == 1 ? 0.5 : b == 2 ? 1.5 : 1.0; // tiles ahead
-        double best = 0.0;
+        double best = 0.0; // tiles ahead, counted up to 2
         for (int l = L - 1; l >= L - 3 && l >= 6; l--) {
             int n = ROTQ_FRAG_MAX_SLOTS;
             for (; n >= 2; n--) {
@@ -30,7 +37,10 @@ static bool rotq_frag_plan_smem(int k, int rows, int maxb, const rotq_cuda_devic
             double tiles = (double)n / (double)(1 << (L - l));
             if (tiles < need) continue;
             if (tiles > 4.0) tiles = 4.0;
-            if (tiles > best + 1e-9) best = *ahead = tiles, *bps = b, *S = n, *ls = l;
+            const double counted = tiles < 2.0 ? tiles : 2.0;
+            const bool quarters = L == 10 && l == L - 2 && *bps == b && *ahead > 2.0 + 1e-9; // halves past 2 tiles
+            if (counted > best + 1e-9 || (quarters && counted > best - 1e-9))
+                best = counted, *ahead = tiles, *bps = b, *S = n, *ls = l;
         }
     }
     return *bps != 0;
@@ -75,7 +85,8 @@ static rotq_status rotq_frag_configure(const void *kernel, int *regs, int k, int
 //   two of 20 (four m tiles, the last half empty, 1.75 ahead), 44 * 1024
 //   61.7 -> 56.6, 28 * 1024 in two parts of 14 58.0 -> 57.3 (1.75 -> 3 tiles
 //   ahead), while 20 * 1024 in two parts of 10 rows (two full m tiles against
-//   one and a half) lost 2%, and in three 23%;
+//   one and a half) lost 2%, and in three 23%; in calls of 16 rounds or more,
+//   fewer parts first among splits with 1.75 tiles ahead;
 // - with a sign vector (every part signs the whole slot: two parts cost
 //   20 * 1024 +10-12%) two parts only where whole tiles leave less than a tile
 //   of slots ahead or do not fit, or where the call is under 4 rounds.
@@ -93,9 +104,17 @@ typedef struct rotq_frag_split {
 // comes last. The A tasks (an m tile of a 64-column block each: the operand
 // loads, the dispatch, the butterflies) set a tile's work; a half-empty m tile
 // saves its mma and half its butterflies, not its loads.
-static bool rotq_frag_split_better(const rotq_frag_split *s, const rotq_frag_split *t) {
+// In a long call (long_call: 16 rounds or more) two splits into parts that
+// both hold 1.75 tiles ahead go by fewer parts first: 40 * 1024 at 2^27
+// elements (25 rounds) in two parts of 20 rows ran 201-203 us, steadily, and
+// in three of 14 205-220 us from one repetition to the next, while at 2^25
+// three are 3% faster (perf-notes, fragment kernel f33, f34); 44 * 1024 in two parts
+// holds 1.5 tiles and stays in three (two: +6% at 2^27).
+static bool rotq_frag_split_better(const rotq_frag_split *s, const rotq_frag_split *t, bool long_call) {
     const bool s_ok = s->ahead >= 1.0, t_ok = t->ahead >= 1.0;
     if (s_ok != t_ok) return s_ok;
+    if (long_call && s->parts > 1 && t->parts > 1 && s->parts != t->parts && s->ahead >= 1.75 && t->ahead >= 1.75)
+        return s->parts < t->parts;
     if (!s_ok && s->ahead != t->ahead) return s->ahead > t->ahead;
     if (s->mtiles != t->mtiles) return s->mtiles < t->mtiles;
     if (s->mrows != t->mrows) return s->mrows < t->mrows;
@@ -128,6 +147,7 @@ static int rotq_frag_parts(int k, int64_t tiles, int64_t G, bool whole, double w
         if (!whole || whole_ahead < 1.0 || tiles < 4 * G) want = 2;
     } else {
         const bool few = tiles < 4 * G; // under 4 rounds: at least two parts
+        const bool long_call = tiles >= 16 * G;
         rotq_frag_split best = {0, 0, 0, 0, 0.0};
         for (int p = few ? 2 : 1; p <= 4; p++) {
             rotq_frag_split s;
@@ -144,7 +164,7 @@ static int rotq_frag_parts(int k, int64_t tiles, int64_t G, bool whole, double w
                 int bps, S, ls;
                 if (!rotq_frag_plan_smem<L, KT>(k, s.rows, maxb, dev, &bps, &S, &ls, &s.ahead)) continue;
             }
-            if (best.parts == 0 || rotq_frag_split_better(&s, &best)) best = s;
+            if (best.parts == 0 || rotq_frag_split_better(&s, &best, long_call)) best = s;
         }
         want = best.parts > 0 ? best.parts : 2;
     }
