@@ -84,9 +84,10 @@ static rotq_status rotq_frag_configure(const void *kernel, int *regs, int k, int
 //   14 rows (three m tiles, two tiles of slots ahead) 60.9 -> 59.3 us against
 //   two of 20 (four m tiles, the last half empty, 1.75 ahead), 44 * 1024
 //   61.7 -> 56.6, 28 * 1024 in two parts of 14 58.0 -> 57.3 (1.75 -> 3 tiles
-//   ahead, in half-row slots; 2 in quarter-row ones since f34), while 20 * 1024 in two parts of 10 rows (two full m tiles against
-//   one and a half) lost 2%, and in three 23%; in calls of 16 rounds or more,
-//   fewer parts first among splits with 1.75 tiles ahead;
+//   ahead, in half-row slots; 2 in quarter-row ones since f34), while
+//   20 * 1024 in two parts of 10 rows (two full m tiles against one and a
+//   half) lost 2%, and in three 23%; in calls of 16 rounds or more, fewer
+//   parts first among splits with 1.75 tiles ahead;
 // - with a sign vector (every part signs the whole slot: two parts cost
 //   20 * 1024 +10-12%) two parts only where whole tiles leave less than a tile
 //   of slots ahead or do not fit, or where the call is under 4 rounds.
