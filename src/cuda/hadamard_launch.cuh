@@ -68,17 +68,21 @@ static rotq_status rotq_launch_pow2(const rotq_had_args &a, cudaStream_t stream,
 
 // One block per tile of whole row blocks, no persistent loop. W above the default
 // 48 KB (n >= 16384) needs the kernel's limit raised: once per device.
-template <int L>
+template <int L, int DT = -1>
 static rotq_status rotq_launch_small(const rotq_had_args &a, cudaStream_t stream, const rotq_cuda_device_info *dev) {
     typedef rotq_small_plan<L> plan;
+    if constexpr (DT < 0) { // the common case's own builds (rotq_small_fast_case)
+        if (rotq_small_fast_case(a, ROTQ_DTYPE_F16, true)) return rotq_launch_small<L, ROTQ_DTYPE_F16>(a, stream, dev);
+        if (rotq_small_fast_case(a, ROTQ_DTYPE_BF16, true)) return rotq_launch_small<L, ROTQ_DTYPE_BF16>(a, stream, dev);
+    }
     constexpr size_t smem = (size_t)plan::W_WORDS * 4;
     static int ready[64]; // per device; 0 = limit not raised yet
     const rotq_status st =
-        rotq_cuda_smem_optin((const void *)rotq_had_small<L>, smem, 0, &ready[dev->device & 63], dev);
+        rotq_cuda_smem_optin((const void *)rotq_had_small<L, DT>, smem, 0, &ready[dev->device & 63], dev);
     if (st != ROTQ_OK) return st;
     const int64_t total = a.groups << L;
     const unsigned grid = (unsigned)((total + (1 << plan::LE) - 1) >> plan::LE);
-    rotq_had_small<L><<<grid, plan::THREADS, smem, stream>>>(a);
+    rotq_had_small<L, DT><<<grid, plan::THREADS, smem, stream>>>(a);
     return rotq_cuda_check_launch();
 }
 
@@ -86,9 +90,14 @@ static rotq_status rotq_launch_small(const rotq_had_args &a, cudaStream_t stream
 // the loaded code of the kernel is sm_90's (not older PTX JIT-compiled, whose body
 // is empty) and a cluster fits on the device; checked once per device, else
 // ROTQ_ERR_NOT_SUPPORTED (the caller falls back to the one-block kernel).
-template <int L>
+template <int L, int DT = -1>
 static rotq_status rotq_launch_cluster(const rotq_had_args &a, cudaStream_t stream, const rotq_cuda_device_info *dev) {
     typedef rotq_cluster_plan<L> plan;
+    if constexpr (DT < 0 && L >= ROTQ_CLUSTER_MIN_L) { // the common case's own builds (rotq_small_fast_case)
+        if (rotq_small_fast_case(a, ROTQ_DTYPE_F16, true)) return rotq_launch_cluster<L, ROTQ_DTYPE_F16>(a, stream, dev);
+        if (rotq_small_fast_case(a, ROTQ_DTYPE_BF16, true))
+            return rotq_launch_cluster<L, ROTQ_DTYPE_BF16>(a, stream, dev);
+    }
     static int usable[64]; // per device: 0 not checked yet, 1 yes, -1 no
     cudaLaunchAttribute attr[1];
     attr[0].id = cudaLaunchAttributeClusterDimension;
@@ -108,9 +117,9 @@ static rotq_status rotq_launch_cluster(const rotq_had_args &a, cudaStream_t stre
     if (u == 0) {
         cudaFuncAttributes fa;
         int clusters = 0;
-        u = dev->cc_major >= 9 && cudaFuncGetAttributes(&fa, (const void *)rotq_had_cluster<L>) == cudaSuccess &&
+        u = dev->cc_major >= 9 && cudaFuncGetAttributes(&fa, (const void *)rotq_had_cluster<L, DT>) == cudaSuccess &&
                     fa.ptxVersion >= 90 &&
-                    cudaOccupancyMaxActiveClusters(&clusters, (const void *)rotq_had_cluster<L>, &cfg) == cudaSuccess &&
+                    cudaOccupancyMaxActiveClusters(&clusters, (const void *)rotq_had_cluster<L, DT>, &cfg) == cudaSuccess &&
                     clusters > 0
                 ? 1
                 : -1;
@@ -118,7 +127,7 @@ static rotq_status rotq_launch_cluster(const rotq_had_args &a, cudaStream_t stre
         __atomic_store_n(slot, u, __ATOMIC_RELEASE);
     }
     if (u < 0) return ROTQ_ERR_NOT_SUPPORTED;
-    cudaLaunchKernelEx(&cfg, rotq_had_cluster<L>, a);
+    cudaLaunchKernelEx(&cfg, rotq_had_cluster<L, DT>, a);
     return rotq_cuda_check_launch();
 }
 

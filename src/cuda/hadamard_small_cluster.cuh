@@ -40,9 +40,11 @@ struct rotq_cluster_plan {
     }
 };
 
-template <int L>
+// DT >= 0: the build for rotq_small_fast_case.
+template <int L, int DT = -1>
 __global__ void __launch_bounds__(rotq_cluster_plan<L>::THREADS) rotq_had_cluster(rotq_had_args a) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 // launched only where clusters exist
+    if (DT >= 0) rotq_small_fast_args(a, DT);
     typedef rotq_cluster_plan<L> C;
     typedef typename C::local P;
     static_assert(C::valid(), "rotq_cluster_plan: the local plan does not fit the DSMEM exchange");

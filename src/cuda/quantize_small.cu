@@ -34,6 +34,8 @@ rotq_status rotq_q_launch_small(int kind, rotq_q_args a, cudaStream_t stream, co
     h.scale = a.rot_scale;
     h.signs = a.signs;
     h.vec_in = rotq_q_aligned(a.x, 16) && (((a.x_stride * es) % 16 == 0 && (n * es) % 16 == 0) || packed);
+    const rotq_status fast = rotq_qs_launch_fast(a, h, stream, dev, dry);
+    if (fast != ROTQ_ERR_NOT_SUPPORTED) return fast;
     switch (a.log2n) {
         CASE(0) CASE(1) CASE(2) CASE(3) CASE(4) CASE(5) CASE(6) CASE(7)
         CASE(8) CASE(9) CASE(10) CASE(11) CASE(12) CASE(13) CASE(14) CASE(15)

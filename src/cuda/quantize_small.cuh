@@ -179,9 +179,13 @@ __device__ __forceinline__ void rotq_qs_bytes(const rotq_q_args &qa, float *v, f
 
 // qa: the quantize arguments with kind and cols_log; a: the rotation's
 // Hadamard arguments (groups = rows * blocks_per_row row blocks of n = 2^L).
-template <int L>
+// DT >= 0: a build for rotq_small_fast_case (16-bit input of dtype DT) and one
+// kind, KIND, with those as compile-time constants (quantize_small_fast.cu).
+template <int L, int DT = -1, int KIND = -1>
 __global__ void __launch_bounds__(rotq_small_plan<L>::THREADS) rotq_qs_kernel(rotq_q_args qa, rotq_had_args a) {
     typedef rotq_small_plan<L> P;
+    if (DT >= 0) rotq_small_fast_args(a, DT);
+    if (KIND >= 0) qa.kind = KIND;
     extern __shared__ float rotq_qs_w[];
     __shared__ uint32_t red[32], red2[32];
     const unsigned t = threadIdx.x;
@@ -208,7 +212,7 @@ __global__ void __launch_bounds__(rotq_small_plan<L>::THREADS) rotq_qs_kernel(ro
 
 // Launch of plan L; the caller (quantize_small.cu) checked the shape. dry: stop
 // where the launch would go ahead (ROTQ_OK), launching nothing.
-template <int L>
+template <int L, int DT = -1, int KIND = -1>
 static rotq_status rotq_qs_launch(const rotq_q_args &qa, const rotq_had_args &a, cudaStream_t stream,
                                   const rotq_cuda_device_info *dev, bool dry) {
     typedef rotq_small_plan<L> P;
@@ -216,10 +220,17 @@ static rotq_status rotq_qs_launch(const rotq_q_args &qa, const rotq_had_args &a,
     if (qa.cols < P::V || qa.cols > (1 << P::LE)) return ROTQ_ERR_NOT_SUPPORTED;
     static int ready[64]; // per device; 0 = limit not raised yet (256 bytes of static red, red2)
     const rotq_status st =
-        rotq_cuda_smem_optin((const void *)rotq_qs_kernel<L>, smem, 256, &ready[dev->device & 63], dev);
+        rotq_cuda_smem_optin((const void *)rotq_qs_kernel<L, DT, KIND>, smem, 256, &ready[dev->device & 63], dev);
     if (st != ROTQ_OK || dry) return st;
     const int64_t total = a.groups << L;
     const unsigned grid = (unsigned)((total + (1 << P::LE) - 1) >> P::LE);
-    rotq_qs_kernel<L><<<grid, P::THREADS, smem, stream>>>(qa, a);
+    rotq_qs_kernel<L, DT, KIND><<<grid, P::THREADS, smem, stream>>>(qa, a);
     return rotq_cuda_check_launch();
 }
+
+// The builds for rotq_small_fast_case (16-bit input, 16-byte loads, no signs,
+// one rotation block a row) and the per-row or per-group kinds
+// (quantize_small_fast.cu); ROTQ_ERR_NOT_SUPPORTED for any other call. a.kind
+// and a.cols_log set; h: the rotation's arguments.
+rotq_status rotq_qs_launch_fast(const rotq_q_args &a, const rotq_had_args &h, cudaStream_t stream,
+                                const rotq_cuda_device_info *dev, bool dry);
