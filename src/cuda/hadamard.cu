@@ -130,7 +130,7 @@ static rotq_status rotq_hadamard_pow2(rotq_had_args a, const rotq_matrix *x, con
     // Vector output is used by the sizes that finish in phase-0 layout (n <= 128)
     // and by n = 2^11 .. 2^13 (rotq_pow2_pair_plan).
     a.vec_in = in_rows_aligned || (rotq_aligned16(x->data) && x->stride == x->cols);
-    a.vec_out = (L <= 7 || (L >= 11 && L <= 13)) &&
+    a.vec_out = rotq_pow2_uses_vec_out(L) &&
                 (out_rows_aligned || (rotq_aligned16(y->data) && y->stride == y->cols));
     return es == 4 ? rotq_dispatch_pow2_es4(L, a, stream, dev) : rotq_dispatch_pow2_es2(L, a, stream, dev);
 }

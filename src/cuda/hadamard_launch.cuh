@@ -45,7 +45,7 @@ static inline rotq_status rotq_persistent_grid(const void *kernel, int threads, 
     return ROTQ_OK;
 }
 
-template <int L, int ES>
+template <int L, int ES, int DT = -1>
 static rotq_status rotq_launch_pow2(const rotq_had_args &a, cudaStream_t stream, const rotq_cuda_device_info *dev) {
     typedef rotq_pow2_plan<L> plan;
     typedef rotq_pow2_smem<L, ES> sm;
@@ -53,7 +53,7 @@ static rotq_status rotq_launch_pow2(const rotq_had_args &a, cudaStream_t stream,
     const int64_t total = a.groups << L;
     const int64_t ntiles = (total + sm::TILE_CTA - 1) / sm::TILE_CTA;
     int64_t grid = 0;
-    rotq_status st = rotq_persistent_grid((const void *)rotq_had_pow2<L, ES>, plan::THREADS, sm::BYTES, regs, dev,
+    rotq_status st = rotq_persistent_grid((const void *)rotq_had_pow2<L, ES, DT>, plan::THREADS, sm::BYTES, regs, dev,
                                           ntiles, &grid);
     if (st != ROTQ_OK) return st;
     // One block per SM (n = 32768): as many blocks as fill every round
@@ -62,7 +62,7 @@ static rotq_status rotq_launch_pow2(const rotq_had_args &a, cudaStream_t stream,
     rotq_had_args t = a;
     CUtensorMap map, ymap;
     rotq_pow2_tma_setup<L, ES>(t, &map, &ymap, ntiles, grid, dev, stream);
-    rotq_had_pow2<L, ES><<<(unsigned)grid, plan::THREADS, sm::BYTES, stream>>>(t, map, ymap);
+    rotq_had_pow2<L, ES, DT><<<(unsigned)grid, plan::THREADS, sm::BYTES, stream>>>(t, map, ymap);
     return rotq_cuda_check_launch();
 }
 
@@ -379,6 +379,9 @@ rotq_status rotq_factor_init(const rotq__hadamard_plan *plan, int in_dtype, rotq
 // sizes without a kernel.
 rotq_status rotq_dispatch_pow2_es2(int L, const rotq_had_args &a, cudaStream_t s, const rotq_cuda_device_info *d);
 rotq_status rotq_dispatch_pow2_es4(int L, const rotq_had_args &a, cudaStream_t s, const rotq_cuda_device_info *d);
+// The power-of-two kernels built for rotq_pow2_fast_case (f16 or bf16;
+// hadamard_inst_pow2_fast.cu); ROTQ_ERR_NOT_SUPPORTED for any other call.
+rotq_status rotq_dispatch_pow2_fast(int L, const rotq_had_args &a, cudaStream_t s, const rotq_cuda_device_info *d);
 // The small-problem kernels (hadamard_small*.cuh), any input dtype; only for
 // rotq_had_small_fits(L, groups << L).
 rotq_status rotq_dispatch_small(int L, const rotq_had_args &a, cudaStream_t s, const rotq_cuda_device_info *d);

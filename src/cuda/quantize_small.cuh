@@ -184,7 +184,10 @@ __device__ __forceinline__ void rotq_qs_bytes(const rotq_q_args &qa, float *v, f
 template <int L, int DT = -1, int KIND = -1>
 __global__ void __launch_bounds__(rotq_small_plan<L>::THREADS) rotq_qs_kernel(rotq_q_args qa, rotq_had_args a) {
     typedef rotq_small_plan<L> P;
-    if (DT >= 0) rotq_small_fast_args(a, DT);
+    if (DT >= 0) {
+        rotq_small_fast_args(a, DT);
+        qa.cols_log = L; // rows of one rotation block: a row's threads are a constant
+    }
     if (KIND >= 0) qa.kind = KIND;
     extern __shared__ float rotq_qs_w[];
     __shared__ uint32_t red[32], red2[32];
