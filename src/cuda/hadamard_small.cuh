@@ -417,7 +417,7 @@ __device__ __forceinline__ void rotq_small_rounds(float *W, unsigned t, float *v
 // over the f32, sign and element-wise blocks; the case's own build is one short
 // straight line (rotq_had_small<7>: 172 SASS instructions against 384), and
 // after the bench's L2 flush that measured 0.2-0.3 us less per call on the H100
-// (perf-notes, decode v5).
+// (perf-notes, decode v6).
 __host__ __device__ inline bool rotq_small_fast_case(const rotq_had_args &a, int dt, bool has_y) {
     return a.in_dtype == dt && (!has_y || (a.out_dtype == dt && a.vec_out)) && a.vec_in && !a.signs &&
            a.blocks_per_row == 1;
