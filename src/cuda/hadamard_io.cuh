@@ -23,6 +23,25 @@ typedef struct rotq_had_args {
     uint32_t *tiles_next;        // NULL, or the persistent kernels' dynamic tile counter (rotq_cuda_tile_counter)
 } rotq_had_args;
 
+// The common case that the Hadamard kernels (and the decode quantize kernel) are
+// also built for, with these arguments as compile-time constants (their
+// template parameter DT >= 0): input and output of the 16-bit dtype dt, 16-byte
+// loads, 16-byte stores where the kernel uses them (vec_out), no signs, one row
+// block a row. A launch fetches its code after the bench's L2 flush; those
+// builds are a third to a half of the generic code (docs/hadamard.md).
+__host__ __device__ inline bool rotq_had_fast_case(const rotq_had_args &a, int dt, bool vec_out) {
+    return a.in_dtype == dt && a.out_dtype == dt && a.vec_in && (!vec_out || a.vec_out) && !a.signs &&
+           a.blocks_per_row == 1;
+}
+// In such a build: the arguments of rotq_had_fast_case as constants.
+__device__ __forceinline__ void rotq_had_fast_args(rotq_had_args &a, int dt, bool vec_out) {
+    a.in_dtype = a.out_dtype = dt;
+    a.vec_in = 1;
+    a.vec_out = vec_out;
+    a.signs = NULL;
+    a.blocks_per_row = 1;
+}
+
 // Element offset of row block g in a matrix with the given row stride.
 __device__ __forceinline__ int64_t rotq_group_base(const rotq_had_args &a, int64_t g, int64_t stride) {
     if (a.blocks_per_row == 1) return g * stride;

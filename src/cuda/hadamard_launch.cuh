@@ -71,9 +71,9 @@ static rotq_status rotq_launch_pow2(const rotq_had_args &a, cudaStream_t stream,
 template <int L, int DT = -1>
 static rotq_status rotq_launch_small(const rotq_had_args &a, cudaStream_t stream, const rotq_cuda_device_info *dev) {
     typedef rotq_small_plan<L> plan;
-    if constexpr (DT < 0) { // the common case's own builds (rotq_small_fast_case)
-        if (rotq_small_fast_case(a, ROTQ_DTYPE_F16, true)) return rotq_launch_small<L, ROTQ_DTYPE_F16>(a, stream, dev);
-        if (rotq_small_fast_case(a, ROTQ_DTYPE_BF16, true)) return rotq_launch_small<L, ROTQ_DTYPE_BF16>(a, stream, dev);
+    if constexpr (DT < 0) { // the common case's own builds (rotq_had_fast_case)
+        if (rotq_had_fast_case(a, ROTQ_DTYPE_F16, true)) return rotq_launch_small<L, ROTQ_DTYPE_F16>(a, stream, dev);
+        if (rotq_had_fast_case(a, ROTQ_DTYPE_BF16, true)) return rotq_launch_small<L, ROTQ_DTYPE_BF16>(a, stream, dev);
     }
     constexpr size_t smem = (size_t)plan::W_WORDS * 4;
     static int ready[64]; // per device; 0 = limit not raised yet
@@ -93,9 +93,9 @@ static rotq_status rotq_launch_small(const rotq_had_args &a, cudaStream_t stream
 template <int L, int DT = -1>
 static rotq_status rotq_launch_cluster(const rotq_had_args &a, cudaStream_t stream, const rotq_cuda_device_info *dev) {
     typedef rotq_cluster_plan<L> plan;
-    if constexpr (DT < 0 && L >= ROTQ_CLUSTER_MIN_L) { // the common case's own builds (rotq_small_fast_case)
-        if (rotq_small_fast_case(a, ROTQ_DTYPE_F16, true)) return rotq_launch_cluster<L, ROTQ_DTYPE_F16>(a, stream, dev);
-        if (rotq_small_fast_case(a, ROTQ_DTYPE_BF16, true))
+    if constexpr (DT < 0 && L >= ROTQ_CLUSTER_MIN_L) { // the common case's own builds (rotq_had_fast_case)
+        if (rotq_had_fast_case(a, ROTQ_DTYPE_F16, true)) return rotq_launch_cluster<L, ROTQ_DTYPE_F16>(a, stream, dev);
+        if (rotq_had_fast_case(a, ROTQ_DTYPE_BF16, true))
             return rotq_launch_cluster<L, ROTQ_DTYPE_BF16>(a, stream, dev);
     }
     static int usable[64]; // per device: 0 not checked yet, 1 yes, -1 no
@@ -379,7 +379,7 @@ rotq_status rotq_factor_init(const rotq__hadamard_plan *plan, int in_dtype, rotq
 // sizes without a kernel.
 rotq_status rotq_dispatch_pow2_es2(int L, const rotq_had_args &a, cudaStream_t s, const rotq_cuda_device_info *d);
 rotq_status rotq_dispatch_pow2_es4(int L, const rotq_had_args &a, cudaStream_t s, const rotq_cuda_device_info *d);
-// The power-of-two kernels built for rotq_pow2_fast_case (f16 or bf16;
+// The power-of-two kernels built for rotq_had_fast_case (f16 or bf16;
 // hadamard_inst_pow2_fast.cu); ROTQ_ERR_NOT_SUPPORTED for any other call.
 rotq_status rotq_dispatch_pow2_fast(int L, const rotq_had_args &a, cudaStream_t s, const rotq_cuda_device_info *d);
 // The small-problem kernels (hadamard_small*.cuh), any input dtype; only for

@@ -156,28 +156,16 @@ struct rotq_pow2_min_blocks {
 // Vector output where the kernel uses it: the sizes that finish in phase-0
 // layout (n <= 128) and n = 2^11 .. 2^13 (rotq_pow2_pair_plan).
 __host__ __device__ constexpr bool rotq_pow2_uses_vec_out(int L) { return L <= 7 || (L >= 11 && L <= 13); }
-// The common case (16-bit input and output of dtype dt, 16-byte access, no
-// signs, one row block a row), built with those as compile-time constants
-// (the kernel's DT >= 0; hadamard_inst_pow2_fast.cu): a third of the generic
-// build's code (2^12: 1462 SASS instructions against 3973, 48 registers
-// against 61), which a launch fetches after the bench's L2 flush; on the H100
-// 0.3-0.5 us less per call (perf-notes, power-of-two v31).
-__host__ __device__ inline bool rotq_pow2_fast_case(const rotq_had_args &a, int L, int dt) {
-    return a.in_dtype == dt && a.out_dtype == dt && a.vec_in && a.vec_out == (int)rotq_pow2_uses_vec_out(L) &&
-           !a.signs && a.blocks_per_row == 1;
-}
+// DT >= 0: the build for rotq_had_fast_case (hadamard_inst_pow2_fast.cu): a
+// third of the generic build's code (2^12: 1462 SASS instructions against 3973,
+// 48 registers against 61); on the H100 0.3-0.5 us less per call (perf-notes,
+// power-of-two v31).
 
 template <int L, int ES, int DT = -1>
 __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_pow2_min_blocks<L>::value)
     rotq_had_pow2(rotq_had_args a, const __grid_constant__ CUtensorMap tmap, const __grid_constant__ CUtensorMap ymap) {
     typedef rotq_pow2_plan<L> plan;
-    if (DT >= 0) {
-        a.in_dtype = a.out_dtype = DT;
-        a.vec_in = 1;
-        a.vec_out = rotq_pow2_uses_vec_out(L);
-        a.signs = NULL;
-        a.blocks_per_row = 1;
-    }
+    if (DT >= 0) rotq_had_fast_args(a, DT, rotq_pow2_uses_vec_out(L));
     typedef rotq_pow2_smem<L, ES> sm;
     extern __shared__ __align__(1024) char rotq_smem[];
     const unsigned sub = threadIdx.x / plan::SUB_THREADS;

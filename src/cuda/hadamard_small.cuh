@@ -411,28 +411,15 @@ __device__ __forceinline__ void rotq_small_rounds(float *W, unsigned t, float *v
     }
 }
 
-// Builds for the common decode case: 16-bit input (and output) of dtype dt,
-// 16-byte access, no signs, one row block a row, with those as compile-time
-// constants (the kernels' DT >= 0). The generic build's executed path jumps
-// over the f32, sign and element-wise blocks; the case's own build is one short
-// straight line (rotq_had_small<7>: 172 SASS instructions against 384), and
-// after the bench's L2 flush that measured 0.2-0.3 us less per call on the H100
-// (perf-notes, decode v6).
-__host__ __device__ inline bool rotq_small_fast_case(const rotq_had_args &a, int dt, bool has_y) {
-    return a.in_dtype == dt && (!has_y || (a.out_dtype == dt && a.vec_out)) && a.vec_in && !a.signs &&
-           a.blocks_per_row == 1;
-}
-__device__ __forceinline__ void rotq_small_fast_args(rotq_had_args &a, int dt) {
-    a.in_dtype = a.out_dtype = dt;
-    a.vec_in = a.vec_out = 1;
-    a.signs = NULL;
-    a.blocks_per_row = 1;
-}
+// DT >= 0: the build for rotq_had_fast_case with vector output. The generic
+// build's executed path jumps over the f32, sign and element-wise blocks; this
+// one is a short straight line (rotq_had_small<7>: 172 SASS instructions against
+// 384), 0.2-0.3 us less per call on the H100 (perf-notes, decode v6).
 
 template <int L, int DT = -1>
 __global__ void __launch_bounds__(rotq_small_plan<L>::THREADS) rotq_had_small(rotq_had_args a) {
     typedef rotq_small_plan<L> P;
-    if (DT >= 0) rotq_small_fast_args(a, DT);
+    if (DT >= 0) rotq_had_fast_args(a, DT, true);
     extern __shared__ float rotq_small_w[];
     const unsigned t = threadIdx.x;
     const uint32_t total = (uint32_t)a.groups << L; // <= ROTQ_HAD_SMALL_MAX_ELEMENTS

@@ -40,11 +40,11 @@ struct rotq_cluster_plan {
     }
 };
 
-// DT >= 0: the build for rotq_small_fast_case.
+// DT >= 0: the build for rotq_had_fast_case with vector output.
 template <int L, int DT = -1>
 __global__ void __launch_bounds__(rotq_cluster_plan<L>::THREADS) rotq_had_cluster(rotq_had_args a) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 // launched only where clusters exist
-    if (DT >= 0) rotq_small_fast_args(a, DT);
+    if (DT >= 0) rotq_had_fast_args(a, DT, true);
     typedef rotq_cluster_plan<L> C;
     typedef typename C::local P;
     static_assert(C::valid(), "rotq_cluster_plan: the local plan does not fit the DSMEM exchange");

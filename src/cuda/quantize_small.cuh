@@ -179,13 +179,13 @@ __device__ __forceinline__ void rotq_qs_bytes(const rotq_q_args &qa, float *v, f
 
 // qa: the quantize arguments with kind and cols_log; a: the rotation's
 // Hadamard arguments (groups = rows * blocks_per_row row blocks of n = 2^L).
-// DT >= 0: a build for rotq_small_fast_case (16-bit input of dtype DT) and one
-// kind, KIND, with those as compile-time constants (quantize_small_fast.cu).
+// DT >= 0: a build for rotq_had_fast_case (16-bit input of dtype DT; no y) and
+// one kind, KIND, with those as compile-time constants (quantize_small_fast.cu).
 template <int L, int DT = -1, int KIND = -1>
 __global__ void __launch_bounds__(rotq_small_plan<L>::THREADS) rotq_qs_kernel(rotq_q_args qa, rotq_had_args a) {
     typedef rotq_small_plan<L> P;
     if (DT >= 0) {
-        rotq_small_fast_args(a, DT);
+        rotq_had_fast_args(a, DT, false);
         qa.cols_log = L; // rows of one rotation block: a row's threads are a constant
     }
     if (KIND >= 0) qa.kind = KIND;
@@ -231,7 +231,7 @@ static rotq_status rotq_qs_launch(const rotq_q_args &qa, const rotq_had_args &a,
     return rotq_cuda_check_launch();
 }
 
-// The builds for rotq_small_fast_case (16-bit input, 16-byte loads, no signs,
+// The builds for rotq_had_fast_case (16-bit input, 16-byte loads, no signs,
 // one rotation block a row) and the per-row or per-group kinds
 // (quantize_small_fast.cu); ROTQ_ERR_NOT_SUPPORTED for any other call. a.kind
 // and a.cols_log set; h: the rotation's arguments.

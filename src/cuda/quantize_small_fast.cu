@@ -23,8 +23,8 @@ static rotq_status rotq_qs_launch_kind(const rotq_q_args &a, const rotq_had_args
 
 rotq_status rotq_qs_launch_fast(const rotq_q_args &a, const rotq_had_args &h, cudaStream_t stream,
                                 const rotq_cuda_device_info *dev, bool dry) {
-    const bool f16 = rotq_small_fast_case(h, ROTQ_DTYPE_F16, false);
-    if (!f16 && !rotq_small_fast_case(h, ROTQ_DTYPE_BF16, false)) return ROTQ_ERR_NOT_SUPPORTED;
+    const bool f16 = rotq_had_fast_case(h, ROTQ_DTYPE_F16, false);
+    if (!f16 && !rotq_had_fast_case(h, ROTQ_DTYPE_BF16, false)) return ROTQ_ERR_NOT_SUPPORTED;
     switch (a.log2n) {
         CASE(0) CASE(1) CASE(2) CASE(3) CASE(4) CASE(5) CASE(6) CASE(7)
         CASE(8) CASE(9) CASE(10) CASE(11) CASE(12) CASE(13) CASE(14) CASE(15)
