@@ -121,7 +121,15 @@ int rotq__bench_selected(const rotq__bench *b, const char *op, const char *dtype
     char label[160];
     snprintf(label, sizeof label, "%s %s %s n=%ld elements=%lld", b->group, op, dtype, (long)n,
              (long long)elements);
-    return strstr(label, filter) != NULL;
+    // Alternatives separated by '|': a row is selected when its label contains any of them.
+    for (const char *f = filter;;) {
+        const char *bar = strchr(f, '|');
+        const size_t len = bar ? (size_t)(bar - f) : strlen(f);
+        for (const char *p = label; len > 0 && *p; p++)
+            if (strncmp(p, f, len) == 0) return 1;
+        if (!bar) return 0;
+        f = bar + 1;
+    }
 }
 
 rotq_bench_row *rotq__bench_new_row(rotq__bench *b, const char *op, const char *dtype, int32_t n,

@@ -39,7 +39,8 @@ typedef struct rotq_bench_options {
     int quick;            /* 1: a small subset of the rows (seconds, for `rotq demo`) */
     int reps;             /* timed repetitions per row; 0 = default (CPU 7, CUDA 30; CUDA >= 20) */
     int threads;          /* CPU worker threads; 0 = one per core */
-    const char *filter;   /* only rows whose label contains this (e.g. "n=4096"); NULL = all */
+    const char *filter;   /* only rows whose label contains this (e.g. "n=4096"), or any of
+                             '|'-separated alternatives; NULL = all */
 } rotq_bench_options;
 
 typedef enum rotq_bench_state {

@@ -21,6 +21,7 @@ void cli_usage_bench(FILE *f) {
             "  --plot FILE   write an SVG bar chart of the ratios\n"
             "  --reps N      timed repetitions per row (CUDA uses at least 20)\n"
             "  --filter S    only rows whose label ('group op dtype n=N elements=E') contains S\n"
+            "                (alternatives separated by '|': any of them)\n"
             "  --threads N   CPU worker threads (default: one per core)\n\n"
             "Exit status: 0 success, 1 a row failed (error or wrong output) or the backend is\n"
             "unavailable, 2 bad arguments. 'not supported' rows are not failures.\n");
