@@ -465,7 +465,8 @@ __device__ __forceinline__ void rotq_frag_quant_b(const rotq_q_args &qa, rotq_fr
         return;
     }
     const unsigned p = it & 1u, par = (it >> 1) & 1u, lane = ptx_lane_id();
-    const float m = rotq_qt_warp_absmax(v);
+    bool finite;
+    const float m = rotq_qt_warp_absmax(v, &finite);
     if (lane == 0) atomicMax(&ctl->am[p], __float_as_uint(m)); // finite, >= 0: ordered as its bits
     ptx_mbarrier_arrive(ptx_smem_addr(&ctl->amx[p]));
     rotq_frag_wait(&ctl->amx[p], par);
@@ -473,10 +474,18 @@ __device__ __forceinline__ void rotq_frag_quant_b(const rotq_q_args &qa, rotq_fr
     const bool fp8 = qa.kind == ROTQ_QUANT_FP8_ROW;
     const float qmax = fp8 ? ROTQ_FP8_E4M3_MAX : ROTQ_I8_QMAX;
     const float inv = fs * rotq_quant_inv(am, qmax);
+    // A warp of finite values needs no clamp or NaN fix-up (the row's absmax
+    // bounds them, and inv is finite: formats.h).
     if (fp8) {
-        rotq_fq_codes<true>(v, inv, q + col0, &sum);
+        if (finite)
+            rotq_fq_codes<true, false>(v, inv, q + col0, &sum);
+        else
+            rotq_fq_codes<true>(v, inv, q + col0, &sum);
     } else {
-        rotq_fq_codes<false>(v, inv, q + col0, &sum);
+        if (finite)
+            rotq_fq_codes<false, false>(v, inv, q + col0, &sum);
+        else
+            rotq_fq_codes<false>(v, inv, q + col0, &sum);
         if (qa.row_sums) {
             sum = rotq_warp_sum_u32(sum);
             if (lane == 0) atomicAdd(&ctl->rs[p], sum); // wrapping, as the CPU's uint32 sum

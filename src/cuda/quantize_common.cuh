@@ -101,18 +101,21 @@ __device__ __forceinline__ uint32_t rotq_qt_fp8_fix(uint32_t w) {
 // formats.h: NaN, Inf, saturation), bytes 0..3 in lo and 4..7 in hi; for int8
 // the codes are added to *sum (dp4a). Four conversions and two packs per 8
 // values instead of a clamped conversion per value.
-template <bool FP8>
+// SAFE = false: the values and inv are finite and |v * inv| <= qmax (to
+// rounding), so neither the int8 clamp nor the fp8 NaN fix-up can change a code.
+template <bool FP8, bool SAFE = true>
 __device__ __forceinline__ void rotq_q_codes8(const float v[8], float inv, uint32_t *lo, uint32_t *hi,
                                               uint32_t *sum) {
     float x[8];
 #pragma unroll
     for (int k = 0; k < 8; k++) x[k] = __fmul_rn(v[k], inv);
     if (FP8) {
-        *lo = rotq_qt_fp8_fix(rotq_qt_fp8x2(x[1], x[0], rotq_qt_fp8x2(x[3], x[2], 0u)));
-        *hi = rotq_qt_fp8_fix(rotq_qt_fp8x2(x[5], x[4], rotq_qt_fp8x2(x[7], x[6], 0u)));
+        *lo = rotq_qt_fp8x2(x[1], x[0], rotq_qt_fp8x2(x[3], x[2], 0u));
+        *hi = rotq_qt_fp8x2(x[5], x[4], rotq_qt_fp8x2(x[7], x[6], 0u));
+        if (SAFE) *lo = rotq_qt_fp8_fix(*lo), *hi = rotq_qt_fp8_fix(*hi);
     } else {
-        *lo = rotq_qt_i8x2<true>(x[1], x[0], rotq_qt_i8x2<true>(x[3], x[2], 0u));
-        *hi = rotq_qt_i8x2<true>(x[5], x[4], rotq_qt_i8x2<true>(x[7], x[6], 0u));
+        *lo = rotq_qt_i8x2<SAFE>(x[1], x[0], rotq_qt_i8x2<SAFE>(x[3], x[2], 0u));
+        *hi = rotq_qt_i8x2<SAFE>(x[5], x[4], rotq_qt_i8x2<SAFE>(x[7], x[6], 0u));
         *sum = (uint32_t)__dp4a((int)*hi, 0x01010101, __dp4a((int)*lo, 0x01010101, (int)*sum));
     }
 }
@@ -169,10 +172,13 @@ __device__ __forceinline__ float rotq_qt_inv_or_scale(float am, float qmax, bool
 // The finite-only absmax (formats.h) of the warp's N values a lane, in every
 // lane: a NaN-propagating max first (one instruction a value), the finite-only
 // one only where that is not finite.
+// *finite (when given): whether every value of the warp is finite.
 template <int N = 32>
-__device__ __forceinline__ float rotq_qt_warp_absmax(const float *v) {
+__device__ __forceinline__ float rotq_qt_warp_absmax(const float *v, bool *finite = nullptr) {
     float m = rotq_qt_maxabs_nan<N, 4>(v);
-    if (!__all_sync(0xffffffffu, m < INFINITY)) {
+    const bool fin = __all_sync(0xffffffffu, m < INFINITY);
+    if (finite) *finite = fin;
+    if (!fin) {
         m = 0.0f;
 #pragma unroll
         for (int r = 0; r < N; r++) m = rotq_qt_absmax(m, v[r]);

@@ -8,13 +8,13 @@
 #include "quantize_tile.cuh"
 
 // int8 / fp8 codes of the 32 values, x = v * inv, 8 bytes at q + jl + 64 grp
-// (8-byte aligned rows); int8 adds the codes to *sum.
-template <bool FP8>
+// (8-byte aligned rows); int8 adds the codes to *sum. SAFE: rotq_q_codes8.
+template <bool FP8, bool SAFE = true>
 __device__ __forceinline__ void rotq_fq_codes(const float v[32], float inv, uint8_t *q, uint32_t *sum) {
 #pragma unroll
     for (int grp = 0; grp < 4; grp++) {
         uint32_t lo, hi;
-        rotq_q_codes8<FP8>(v + 8 * grp, inv, &lo, &hi, sum);
+        rotq_q_codes8<FP8, SAFE>(v + 8 * grp, inv, &lo, &hi, sum);
         *(uint2 *)(q + 64 * grp) = make_uint2(lo, hi);
     }
 }

@@ -52,8 +52,8 @@ __device__ __forceinline__ void rotq_wgq_gather8(const float (&v)[NQ][32], int q
 }
 
 // int8 / fp8 codes of the warp's values, x = v * inv, staged; int8 adds the
-// codes to *sum.
-template <int L, bool FP8>
+// codes to *sum. SAFE: rotq_q_codes8.
+template <int L, bool FP8, bool SAFE = true>
 __device__ __forceinline__ void rotq_wgq_codes8(const float (&v)[1 << (L - 6)][32], float inv, char *stage,
                                                 uint32_t *sum) {
     constexpr int NQ = 1 << (L - 6), RB = 64 * NQ;
@@ -67,7 +67,7 @@ __device__ __forceinline__ void rotq_wgq_codes8(const float (&v)[1 << (L - 6)][3
                 float x[8];
                 rotq_wgq_gather8<NQ>(v, q, h, half, x);
                 uint32_t w[2];
-                rotq_q_codes8<FP8>(x, inv, &w[0], &w[1], sum);
+                rotq_q_codes8<FP8, SAFE>(x, inv, &w[0], &w[1], sum);
 #pragma unroll
                 for (int i = 0; i < 4; i++) { // column pair of nt = 4 half + i
                     const unsigned b = (unsigned)(64 * q + 8 * (4 * half + i)) + 2 * t;
@@ -242,7 +242,8 @@ __device__ __forceinline__ void rotq_wg_quant(const rotq_q_args &qa, uint32_t *a
         return;
     }
     const unsigned p = k % 3u, pc = (k + 2u) % 3u;
-    const float m = rotq_qt_warp_absmax<32 * NQ>(&v[0][0]); // both column blocks
+    bool finite;
+    const float m = rotq_qt_warp_absmax<32 * NQ>(&v[0][0], &finite); // both column blocks
     if (lane == 0) atomicMax(&am3[p], __float_as_uint(m)); // finite, >= 0: ordered as its bits
     ptx_bar_sync(bar_id, bar_threads);
     const float am = fs * __uint_as_float(*(volatile uint32_t *)&am3[p]);
@@ -254,10 +255,17 @@ __device__ __forceinline__ void rotq_wg_quant(const rotq_q_args &qa, uint32_t *a
         rs3[pc] = 0u, am3[pc] = 0u;
     }
     const float inv = fs * rotq_quant_inv(am, qmax);
+    // A warp of finite values needs no clamp or NaN fix-up (rotq_q_codes8).
     if (fp8) {
-        rotq_wgq_codes8<L, true>(v, inv, stage, &sum);
+        if (finite)
+            rotq_wgq_codes8<L, true, false>(v, inv, stage, &sum);
+        else
+            rotq_wgq_codes8<L, true>(v, inv, stage, &sum);
     } else {
-        rotq_wgq_codes8<L, false>(v, inv, stage, &sum);
+        if (finite)
+            rotq_wgq_codes8<L, false, false>(v, inv, stage, &sum);
+        else
+            rotq_wgq_codes8<L, false>(v, inv, stage, &sum);
         if (qa.row_sums) {
             sum = rotq_warp_sum_u32(sum);
             if (lane == 0) atomicAdd(&rs3[p], sum); // wrapping, as the CPU's uint32 sum
