@@ -214,6 +214,41 @@ static void check_reference(ck_result *r, uint64_t seed) {
         }
 }
 
+/* The rule that compares rotated quantize codes (ck_quant_code_within): codes
+   agree, or a value within the allowed deviation of the reference's scaled value
+   rounds to the backend's code; one that no such value reaches must fail. */
+static void check_quant_compare(ck_result *r, uint64_t seed) {
+    (void)seed;
+    static const struct {
+        rotq_quant_kind kind;
+        uint32_t got, ref;
+        double sref, dl;
+        int want;
+    } t[] = {
+        {ROTQ_QUANT_INT8_ROW, 0x05, 0x05, 5.2, 0.0, 1},   /* the same code */
+        {ROTQ_QUANT_INT8_ROW, 0x06, 0x05, 5.49, 0.02, 1}, /* across the boundary at 5.5 */
+        {ROTQ_QUANT_INT8_ROW, 0x06, 0x05, 5.4, 0.02, 0},  /* the boundary out of reach */
+        {ROTQ_QUANT_INT8_ROW, 0x07, 0x05, 5.49, 0.02, 0}, /* two steps: the edge at 6.5 */
+        {ROTQ_QUANT_INT8_ROW, 0xff, 0x00, -0.49, 0.02, 1}, /* -1 against 0 */
+        {ROTQ_QUANT_INT4_GROUP, 0x5, 0x3, 3.2, 0.1, 0},
+        {ROTQ_QUANT_INT4_GROUP, 0x4, 0x3, 3.45, 0.1, 1},
+        /* fp8 e4m3 near zero, steps of 2^-9: 5 * 2^-9 against 7 * 2^-9 */
+        {ROTQ_QUANT_FP8_ROW, 0x05, 0x07, 0.0128173828, 0.41, 1},
+        {ROTQ_QUANT_FP8_ROW, 0x05, 0x07, 0.0128173828, 0.001, 0},
+        {ROTQ_QUANT_FP8_ROW, 0x85, 0x87, -0.0128173828, 0.41, 1},
+        {ROTQ_QUANT_FP8_ROW, 0x81, 0x01, 0.002, 0.01, 1}, /* across zero: the edge at -2^-10 */
+        {ROTQ_QUANT_FP8_ROW, 0x81, 0x01, 0.002, 0.001, 0},
+        {ROTQ_QUANT_FP8_ROW, 0x7e, 0x7d, 435.0, 4.1, 1}, /* 448 against 416: the boundary at 432 */
+        {ROTQ_QUANT_FP8_ROW, 0x7e, 0x7d, 420.0, 4.1, 0},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        const int got = ck_quant_code_within(t[i].kind, t[i].got, t[i].ref, t[i].sref, t[i].dl);
+        if (got != t[i].want)
+            ck_fail(r, "code comparison case %zu: code 0x%x against 0x%x at %g (deviation %g) %s", i, t[i].got,
+                    t[i].ref, t[i].sref, t[i].dl, t[i].want ? "rejected" : "accepted");
+    }
+}
+
 void ck_op_api(ck_ctx *c) {
     static const struct {
         const char *name;
@@ -226,6 +261,7 @@ void ck_op_api(ck_ctx *c) {
         {"api pick-and-resolve", check_pick},
         {"api params-default", check_defaults},
         {"api reference-selftest", check_reference},
+        {"api quant-compare-selftest", check_quant_compare},
     };
     for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++) {
         uint64_t seed;

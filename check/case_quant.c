@@ -256,31 +256,6 @@ static double format_bound(rotq_quant_kind kind, double s) {
     return 0.5 * spacing;
 }
 
-/* Position of a code on the number line, counted in steps from zero. */
-static int code_step(rotq_quant_kind kind, uint32_t code) {
-    if (!ck_quant_is_fp8(kind)) return (int)ck_quant_code_value(kind, code);
-    int mag = (int)(code & 0x7fu);
-    return (code & 0x80u) ? -mag : mag;
-}
-
-/* The value of the code at a position (code_step's count from zero). */
-static double step_value(rotq_quant_kind kind, int step) {
-    if (!ck_quant_is_fp8(kind)) return (double)step;
-    return ck_quant_code_value(kind, step < 0 ? 0x80u | (uint32_t)-step : (uint32_t)step);
-}
-
-/* Whether a GPU scaled value within dl of sref can round to code `got` where the
-   reference rounds to `ref`: the edge of got's rounding interval on ref's side
-   (midway to the next code toward ref) lies within dl of sref. For adjacent
-   codes that edge is the boundary between the two; near zero the fp8 steps are
-   finer than dl, so codes further apart can be within it too. */
-static int within_deviation(rotq_quant_kind kind, uint32_t got, uint32_t ref, double sref, double dl) {
-    const int sg = code_step(kind, got), sr = code_step(kind, ref);
-    if (sg == sr) return 1;
-    const double vb = ck_quant_code_value(kind, got), vn = step_value(kind, sg + (sr > sg ? 1 : -1));
-    return fabs(sref - 0.5 * (vb + vn)) <= dl;
-}
-
 static void compare_rotated(const quant_case *qc, const quant_data *d, const uint32_t *got, const float *gs,
                             ck_result *res) {
     int64_t rows = qc->rows, cols = qc->cols, G = d->group ? d->group : cols;
@@ -302,7 +277,7 @@ static void compare_rotated(const quant_case *qc, const quant_data *d, const uin
             }
             if (isfinite(deq)) e2 += (deq - d->r[k]) * (deq - d->r[k]), r2 += d->r[k] * d->r[k];
             if (!(vb == vr)) {
-                if (within_deviation(qc->kind, got[k], d->codes[k], sref, dl)) {
+                if (ck_quant_code_within(qc->kind, got[k], d->codes[k], sref, dl)) {
                     boundary++;
                 } else if (bad++ == 0) {
                     ck_fail(res, "code at row %lld col %lld: got 0x%x (%.9g), expected 0x%x (%.9g); reference scaled value"
