@@ -48,8 +48,6 @@ int64_t ck_quant_group(const rotq_quant_params *p, int64_t cols);
 uint32_t ck_quant_code(rotq_quant_kind kind, float scaled);
 /* The value a code stands for (I8/I4 signed integers, FP8 decoded; NaN for FP8 NaN codes). */
 double ck_quant_code_value(rotq_quant_kind kind, uint32_t code);
-/* A code's position on the number line, in steps from zero (fp8: sign and magnitude bits). */
-int ck_quant_code_step(rotq_quant_kind kind, uint32_t code);
 /* Whether a scaled value within dl of sref can round to code `got` where sref itself
    rounds to `ref` (the comparison of rotated quantize results, case_quant.c). */
 int ck_quant_code_within(rotq_quant_kind kind, uint32_t got, uint32_t ref, double sref, double dl);

@@ -47,14 +47,15 @@ double ck_quant_code_value(rotq_quant_kind kind, uint32_t code) {
     }
 }
 
-/* Position of a code on the number line, counted in steps from zero. */
-int ck_quant_code_step(rotq_quant_kind kind, uint32_t code) {
+/* Position of a code on the number line, counted in steps from zero (fp8: sign
+   and magnitude bits). */
+static int code_step(rotq_quant_kind kind, uint32_t code) {
     if (!ck_quant_is_fp8(kind)) return (int)ck_quant_code_value(kind, code);
     int mag = (int)(code & 0x7fu);
     return (code & 0x80u) ? -mag : mag;
 }
 
-/* The value of the code at a position (ck_quant_code_step's count from zero). */
+/* The value of the code at a position (code_step's count from zero). */
 static double step_value(rotq_quant_kind kind, int step) {
     if (!ck_quant_is_fp8(kind)) return (double)step;
     return ck_quant_code_value(kind, step < 0 ? 0x80u | (uint32_t)-step : (uint32_t)step);
@@ -65,7 +66,7 @@ static double step_value(rotq_quant_kind kind, int step) {
    zero the fp8 steps are finer than a typical deviation, so codes further apart
    can be within it too. */
 int ck_quant_code_within(rotq_quant_kind kind, uint32_t got, uint32_t ref, double sref, double dl) {
-    const int sg = ck_quant_code_step(kind, got), sr = ck_quant_code_step(kind, ref);
+    const int sg = code_step(kind, got), sr = code_step(kind, ref);
     if (sg == sr) return 1;
     const double vb = ck_quant_code_value(kind, got), vn = step_value(kind, sg + (sr > sg ? 1 : -1));
     return fabs(sref - 0.5 * (vb + vn)) <= dl;
