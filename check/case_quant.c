@@ -259,7 +259,7 @@ static double format_bound(rotq_quant_kind kind, double s) {
 static void compare_rotated(const quant_case *qc, const quant_data *d, const uint32_t *got, const float *gs,
                             ck_result *res) {
     int64_t rows = qc->rows, cols = qc->cols, G = d->group ? d->group : cols;
-    int64_t boundary = 0, bad = 0, bad_bound = 0, nonfinite = 0;
+    int64_t within = 0, bad = 0, bad_bound = 0, nonfinite = 0;
     double e2 = 0, r2 = 0;
     for (int64_t i = 0; i < rows; i++)
         for (int64_t j = 0; j < cols; j++) {
@@ -278,7 +278,7 @@ static void compare_rotated(const quant_case *qc, const quant_data *d, const uin
             if (isfinite(deq)) e2 += (deq - d->r[k]) * (deq - d->r[k]), r2 += d->r[k] * d->r[k];
             if (!(vb == vr)) {
                 if (ck_quant_code_within(qc->kind, got[k], d->codes[k], sref, dl)) {
-                    boundary++;
+                    within++;
                 } else if (bad++ == 0) {
                     ck_fail(res, "code at row %lld col %lld: got 0x%x (%.9g), expected 0x%x (%.9g); reference scaled value"
                             " %.9g, allowed deviation %.3e", (long long)i, (long long)j, got[k], vb, d->codes[k], vr,
@@ -291,7 +291,7 @@ static void compare_rotated(const quant_case *qc, const quant_data *d, const uin
         }
     if (bad > 1) ck_fail(res, "%lld codes differ beyond the allowed deviation", (long long)bad);
     ck_note(res, "rotated: %lld code(s) within the allowed deviation, %lld non-finite values coded exactly; dequantized error"
-            " norm %.3e", (long long)boundary, (long long)nonfinite, r2 > 0 ? sqrt(e2 / r2) : 0.0);
+            " norm %.3e", (long long)within, (long long)nonfinite, r2 > 0 ? sqrt(e2 / r2) : 0.0);
     int64_t sbad = 0;
     for (int64_t gi = 0; gi < rows * d->ngroups; gi++) {
         double want = d->scales[gi], tol = d->rho[gi] * want;

@@ -127,8 +127,7 @@ static rotq_status rotq_hadamard_pow2(rotq_had_args a, const rotq_matrix *x, con
     }
     // 16-byte chunks of a tile are contiguous in memory when rows (row
     // blocks) are 16-byte multiples, or when row blocks are packed back to back.
-    // Vector output is used by the sizes that finish in phase-0 layout (n <= 128)
-    // and by n = 2^11 .. 2^13 (rotq_pow2_pair_plan).
+    // Vector output only for the sizes that use it (rotq_pow2_uses_vec_out).
     a.vec_in = in_rows_aligned || (rotq_aligned16(x->data) && x->stride == x->cols);
     a.vec_out = rotq_pow2_uses_vec_out(L) &&
                 (out_rows_aligned || (rotq_aligned16(y->data) && y->stride == y->cols));

@@ -160,7 +160,6 @@ __host__ __device__ constexpr bool rotq_pow2_uses_vec_out(int L) { return L <= 7
 // third of the generic build's code (2^12: 1462 SASS instructions against 3973,
 // 48 registers against 61); on the H100 0.3-0.5 us less per call (perf-notes,
 // power-of-two v31).
-
 template <int L, int ES, int DT = -1>
 __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_pow2_min_blocks<L>::value)
     rotq_had_pow2(rotq_had_args a, const __grid_constant__ CUtensorMap tmap, const __grid_constant__ CUtensorMap ymap) {

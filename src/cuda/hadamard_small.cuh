@@ -415,7 +415,6 @@ __device__ __forceinline__ void rotq_small_rounds(float *W, unsigned t, float *v
 // build's executed path jumps over the f32, sign and element-wise blocks; this
 // one is a short straight line (rotq_had_small<7>: 172 SASS instructions against
 // 384), 0.2-0.3 us less per call on the H100 (perf-notes, decode v6).
-
 template <int L, int DT = -1>
 __global__ void __launch_bounds__(rotq_small_plan<L>::THREADS) rotq_had_small(rotq_had_args a) {
     typedef rotq_small_plan<L> P;
