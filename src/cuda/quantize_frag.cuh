@@ -84,21 +84,33 @@ __device__ __forceinline__ void rotq_fq_int4_g(const float v[32], float fs, uint
         const bool sl = di & 1u;
         d[k] = (sl ? m : ROTQ_I4_QMAX) / (sl ? ROTQ_I4_QMAX : m);
     }
+    // col0 is a multiple of 8 and 64 grp one of the group size wherever a
+    // group starts (grp even at G = 128), so the code and scale addresses are
+    // one base each plus constant offsets: (col0 + 64 grp) / 2 = col0 / 2 + 32
+    // grp, (col0 + 64 grp) >> GS = (col0 >> GS) + (64 grp >> GS).
+    uint8_t *qb = q + (col0 >> 1);
+    float *sb = scales + (col0 >> GS);
+    float icode[NG], sc[NG];
 #pragma unroll
     for (int g = 0; g < NG; g++) {
-        const int grp = g * step;
         const float inv = rotq_qt_inv_of(
             gm[g], __shfl_sync(0xffffffffu, d[(2 * g) / lpu], base + (unsigned)((2 * g) & (lpu - 1))));
-        const float icode = fs * inv;
-#pragma unroll
-        for (int h = 0; h < step; h++) {
-            const float *x = v + 8 * (grp + h);
-            const uint32_t w = finite ? rotq_qt_i4x8<false>(x, icode) : rotq_qt_i4x8<true>(x, icode);
-            *(uint32_t *)(q + ((col0 + 64 * (grp + h)) >> 1)) = w;
-        }
-        if (j == (unsigned)((2 * g + 1) & (lpu - 1)))
-            scales[(col0 + 64 * grp) >> GS] = inv == 0.0f ? 0.0f : d[(2 * g + 1) / lpu];
+        icode[g] = fs * inv;
+        sc[g] = inv == 0.0f ? 0.0f : d[(2 * g + 1) / lpu];
     }
+    // One branch for all codes (the finite warp needs no clamp).
+    if (finite) {
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+            *(uint32_t *)(qb + 32 * i) = rotq_qt_i4x8<false>(v + 8 * i, icode[i / step]);
+    } else {
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+            *(uint32_t *)(qb + 32 * i) = rotq_qt_i4x8<true>(v + 8 * i, icode[i / step]);
+    }
+#pragma unroll
+    for (int g = 0; g < NG; g++)
+        if (j == (unsigned)((2 * g + 1) & (lpu - 1))) sb[(64 * g * step) >> GS] = sc[g];
 }
 __device__ __forceinline__ void rotq_fq_int4(const float v[32], float fs, int gs, uint8_t *q, float *scales,
                                              int64_t col0) {
