@@ -504,15 +504,19 @@ __device__ __forceinline__ void rotq_frag_quant_b(const rotq_q_args &qa, rotq_fr
     ptx_mbarrier_arrive(done);
 }
 
-// Shared memory: S slots of one slice of a row block, 2^ls columns of every K
-// row (K 2^(ls+1) bytes, each slot on a 1024-byte boundary as TMA's 128-byte
+// Shared memory: the control block and a zero chunk first, padded to 1024
+// bytes (at a fixed offset every mbarrier and counter address is the window
+// base plus a constant, not recomputed from the run-time sizes of what comes
+// before it), then S slots of one slice of a row block, 2^ls columns of every
+// K row (K 2^(ls+1) bytes, each slot on a 1024-byte boundary as TMA's 128-byte
 // swizzle needs), W (the part's rows, RS words each), H_K's A fragments of
-// those rows (ceil(rows / 16) KT tiles of 512 bytes), a zero chunk, the
-// control block.
+// those rows (ceil(rows / 16) KT tiles of 512 bytes).
+#define ROTQ_FRAG_ZERO16_OFF ((sizeof(rotq_frag_ctl) + 15) / 16 * 16)
+#define ROTQ_FRAG_CTL_BYTES ((ROTQ_FRAG_ZERO16_OFF + 16 + 1023) / 1024 * 1024)
 template <int L>
 __host__ __device__ inline size_t rotq_frag_smem(int k, int kt, int rows, int slots, int ls) {
-    return (size_t)slots * rotq_frag_slot_stride((unsigned)k << (ls + 1)) + (size_t)rows * rotq_frag_plan<L>::RS * 4 +
-           (size_t)((rows + 15) / 16) * kt * 512 + 16 + sizeof(rotq_frag_ctl);
+    return ROTQ_FRAG_CTL_BYTES + (size_t)slots * rotq_frag_slot_stride((unsigned)k << (ls + 1)) +
+           (size_t)rows * rotq_frag_plan<L>::RS * 4 + (size_t)((rows + 15) / 16) * kt * 512;
 }
 
 // The PARTS builds' first copies before their fragments too (their spills
@@ -548,11 +552,11 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
     const int rows = !PARTS ? K : K - r0 < f.part_rows ? K - r0 : f.part_rows;
     const int mts = PARTS ? (rows + 15) >> 4 : KT; // m tiles
     const int wrows = PARTS ? f.part_rows : K; // rows of W
-    char *slots = rotq_frag_smem_buf;
+    rotq_frag_ctl *ctl = (rotq_frag_ctl *)rotq_frag_smem_buf;
+    char *zero16 = rotq_frag_smem_buf + ROTQ_FRAG_ZERO16_OFF;
+    char *slots = rotq_frag_smem_buf + ROTQ_FRAG_CTL_BYTES;
     float *W = (float *)(slots + S * slot_stride);
     uint4 *afr = (uint4 *)(W + wrows * plan::RS);
-    char *zero16 = (char *)(afr + (PARTS ? (wrows + 15) >> 4 : KT) * KT * 32);
-    rotq_frag_ctl *ctl = (rotq_frag_ctl *)(zero16 + 16);
     const bool signs = a.signs != nullptr;
     // The input read once marked evict-first in L2 where that measured faster:
     // the fused build and signed calls (same-run A/B on the H100, 2^25: fused
