@@ -42,6 +42,11 @@ static inline int rotq_had_small_fits(int L, int64_t elements) {
            (elements <= ROTQ_HAD_SMALL_MAX_ELEMENTS && L != 13 && L != 14);
 }
 
+// Rows of up to 2^this elements take the one-round plan (rotq_small_plan::S0).
+#ifndef ROTQ_SMALL_SHUFFLE_MAX_L
+#define ROTQ_SMALL_SHUFFLE_MAX_L 7
+#endif
+
 // Thread-index bits -> address bits of one round, as runs of consecutive bits.
 typedef struct rotq_small_deposit {
     int runs;
@@ -58,9 +63,14 @@ struct rotq_small_plan {
     static constexpr int LE = L <= 10 ? 10 : L; // tile of 2^LE elements: 128 threads up to n = 1024
     static constexpr int TBITS = LE - LOGV;
     static constexpr int THREADS = 1 << TBITS;
-    // Shuffle bits of round 0: the remainder of L - LOGV over LOGV when it is 1
-    // or 2 (cheaper than an exchange for one more round).
-    static constexpr int S0 = L <= LOGV ? 0 : ((L - LOGV) % LOGV <= 2 ? (L - LOGV) % LOGV : 0);
+    // Shuffle bits of round 0: up to n = 2^ROTQ_SMALL_SHUFFLE_MAX_L every bit
+    // past the registers (one round: no exchange through W, no barrier, and the
+    // values end as V consecutive elements, so one vector store); above, the
+    // remainder of L - LOGV over LOGV when it is 1 or 2 (cheaper than an
+    // exchange for one more round).
+    static constexpr int S0 = L <= LOGV                      ? 0
+                              : L <= ROTQ_SMALL_SHUFFLE_MAX_L ? L - LOGV
+                              : ((L - LOGV) % LOGV <= 2 ? (L - LOGV) % LOGV : 0);
     static constexpr int ROUNDS = L <= LOGV + S0 ? 1 : 1 + (L - 1 - S0) / LOGV;
 
     // First address bit of round k's registers, and the first bit not done before it.
