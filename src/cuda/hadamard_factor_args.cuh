@@ -21,6 +21,7 @@ typedef struct rotq_had_factor {
     int32_t half_rows;         // 2^9 rows of a tile's last round done one per warp (rotq_factor_half_row9)
     int32_t parts;             // fragment kernel: blocks sharing a tile, each its own output rows (1: whole tiles)
     int32_t part_rows;         // fragment kernel: output rows of H_K a part computes (K when parts = 1)
+    uint32_t parts_magic;      // fragment kernel: rotq_frag_magic(parts) where parts > 1
     uint32_t bits[ROTQ_FACTOR_MAX_WORDS];
     int32_t dyn_from;          // fragment kernel's DYN build: the block's first iteration whose tile
                                // comes from the counter (rotq_frag_claim)

@@ -311,9 +311,12 @@ __host__ __device__ constexpr unsigned rotq_frag_slot_stride(unsigned slot_bytes
 }
 
 // The block's tile i: with `parts` consecutive blocks a tile, tile b / parts
-// + i (gridDim.x / parts) of block b (parts = 1: b + i gridDim.x).
-__device__ __forceinline__ int64_t rotq_frag_tile(unsigned parts, unsigned i) {
-    return (int64_t)(blockIdx.x / parts) + (int64_t)i * (gridDim.x / parts);
+// + i (gridDim.x / parts) of block b (parts = 1: b + i gridDim.x). pm:
+// rotq_frag_magic(parts), the host's f.parts_magic (as a run-time division the
+// PARTS build spent about 25 instructions on it in every task).
+__device__ __forceinline__ int64_t rotq_frag_tile(unsigned parts, unsigned pm, unsigned i) {
+    if (parts == 1u) return (int64_t)blockIdx.x + (int64_t)i * gridDim.x;
+    return (int64_t)rotq_frag_div(blockIdx.x, pm) + (int64_t)i * rotq_frag_div(gridDim.x, pm);
 }
 
 // The dynamic tail (the DYN build: whole tiles, f.dyn_from; perf-notes,
@@ -382,7 +385,7 @@ __device__ __forceinline__ int64_t rotq_frag_tile_dyn(const rotq_frag_ctl *ctl, 
 template <bool DYN>
 __device__ __forceinline__ int64_t rotq_frag_tile_now(rotq_frag_ctl *ctl, const rotq_had_factor &f, unsigned parts,
                                                       unsigned i) {
-    if (!DYN || (int)i < f.dyn_from) return rotq_frag_tile(parts, i);
+    if (!DYN || (int)i < f.dyn_from) return rotq_frag_tile(parts, f.parts_magic, i);
     return (int64_t)(uint32_t)rotq_frag_entry_seen(ctl, i);
 }
 
@@ -393,11 +396,11 @@ __device__ __forceinline__ int64_t rotq_frag_tile_now(rotq_frag_ctl *ctl, const 
 template <bool DYN>
 __device__ __forceinline__ void rotq_frag_fill(const CUtensorMap *xmap, rotq_frag_ctl *ctl, char *slots,
                                                unsigned slot_bytes, unsigned S, int sl, int qs, unsigned u,
-                                               unsigned parts, int64_t ntiles, bool ef, int dyn_from) {
+                                               unsigned parts, unsigned pm, int64_t ntiles, bool ef, int dyn_from) {
     const unsigned i = u >> sl;
     int64_t tile;
     if (!DYN || (int)i < dyn_from) {
-        tile = rotq_frag_tile(parts, i);
+        tile = rotq_frag_tile(parts, pm, i);
     } else {
         uint64_t w;
         while ((unsigned)((w = rotq_frag_entry(ctl, i)) >> 32) != i) {
@@ -548,6 +551,7 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
     // b computing the output rows r0 .. r0 + rows - 1 of H_K X H (part b mod
     // parts, r0 = part * f.part_rows) from the whole tile. Otherwise all K rows.
     const unsigned parts = PARTS ? (unsigned)f.parts : 1u;
+    const unsigned pm = PARTS ? f.parts_magic : 0u; // rotq_frag_tile
     const int r0 = PARTS ? (int)(blockIdx.x % parts) * f.part_rows : 0;
     const int rows = !PARTS ? K : K - r0 < f.part_rows ? K - r0 : f.part_rows;
     const int mts = PARTS ? (rows + 15) >> 4 : KT; // m tiles
@@ -575,7 +579,7 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
         ptx_fence_mbarrier_init();
         if (!PARTS || ROTQ_FRAG_PARTS_EARLY)
             for (unsigned u = 0; u < S; u++)
-                rotq_frag_fill<DYN>(&xmap, ctl, slots, slot_bytes, S, sl, qs, u, parts, a.groups, ef, f.dyn_from);
+                rotq_frag_fill<DYN>(&xmap, ctl, slots, slot_bytes, S, sl, qs, u, parts, pm, a.groups, ef, f.dyn_from);
         for (unsigned s = 0; s < S; s++) {
             for (int p = 0; p < 2; p++) ptx_mbarrier_init(ptx_smem_addr(&ctl->sgn[p][s]), 32u << qs);
             ctl->reads[s] = 0;
@@ -608,7 +612,7 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
     const int64_t ntiles = a.groups;
     if (PARTS && !ROTQ_FRAG_PARTS_EARLY && threadIdx.x == 0)
         for (unsigned u = 0; u < S; u++)
-            rotq_frag_fill<DYN>(&xmap, ctl, slots, slot_bytes, S, sl, qs, u, parts, ntiles, ef, f.dyn_from);
+            rotq_frag_fill<DYN>(&xmap, ctl, slots, slot_bytes, S, sl, qs, u, parts, pm, ntiles, ef, f.dyn_from);
 
     const unsigned lane = ptx_lane_id();
     const uint32_t mtpt = rotq_frag_magic(tpt), ms = rotq_frag_magic(S);
@@ -632,7 +636,7 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
         // most 3 tiles of tasks per warp count (the launcher), a task of tile i
         // is handed out only after tile i - 5 is done.
         if (!DYN || (int)it < f.dyn_from) {
-            if (PARTS || DYN ? rotq_frag_tile(parts, it) >= ntiles : it >= its) break;
+            if (PARTS || DYN ? rotq_frag_tile(parts, pm, it) >= ntiles : it >= its) break;
             if (it >= 2) rotq_frag_wait(&ctl->tile_done[(it - 2) & 3u], ((it - 2) >> 2) & 1u);
         } else { // the dynamic tail: the gate first (rotq_frag_claim)
             rotq_frag_wait(&ctl->tile_done[(it - 2) & 3u], ((it - 2) >> 2) & 1u);
@@ -675,7 +679,7 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
             __syncwarp();
             if (lane == 0 && atomicAdd(&ctl->reads[s], 1u) == ((unsigned)mts << qs) - 1u) {
                 ctl->reads[s] = 0;
-                rotq_frag_fill<DYN>(&xmap, ctl, slots, slot_bytes, S, sl, qs, u + S, parts, ntiles, ef, f.dyn_from);
+                rotq_frag_fill<DYN>(&xmap, ctl, slots, slot_bytes, S, sl, qs, u + S, parts, pm, ntiles, ef, f.dyn_from);
             }
             if (mt == mts - 1 && (rows & 15) != 0 && (rows & 15) <= 8) {
                 // Rows 16mt + 8 .. are all past the block's: only the row half h = 0.

@@ -248,6 +248,7 @@ static rotq_status rotq_launch_frag(const rotq_had_args &a, const rotq_had_facto
     f.half_rows = 0;
     f.stages = c.S;
     f.parts = parts;
+    f.parts_magic = parts > 1 ? rotq_frag_magic((uint32_t)parts) : 0u;
     f.part_rows = rows;
     f.dyn_from = INT32_MAX;
     CUtensorMap xmap;
