@@ -104,9 +104,30 @@ typedef struct rotq_frag_ctl {
 #endif
 } rotq_frag_ctl;
 
-// The stage's K step for A task (mt, block qq of the slot), column bits 0, 3,
-// 4, 5 butterflied: v[4 nt + i], i bit 0 = column bit 0, bit 1 = the row
-// half h (rows 16mt + g + 8h), nt = column bits 3..5. F16: fp16 operands.
+// One k tile (K = 12): column bits 3 and 4 of the A task (n tile bits 0, 1)
+// are butterflied by the tensor cores themselves. Output n tile 4g + o
+// accumulates (-1)^popc(o & i) H_K X_i over the input n tiles 4g + i, with H_K
+// or -H_K (the sign bits flipped) as A; accumulated in the order of the input
+// n tiles, the mma whose accumulator and operands repeat across the outputs
+// are one (the compiler keeps one): 11 mma a group of four outputs against 4
+// mma and 32 FADD, and the A task's butterflies skip those two register bits.
+// Same-run on the H100: 12 * 1024 at 2^20 / 2^23 and with signs -1 to -2%, at
+// 2^25 / 2^27 unchanged; with two k tiles too (ROTQ_FRAG_FOLD_KT 2: about
+// three times the mma) 20 * 1024 +9%, the fused 14336 rows +12%: the A task's
+// longer mma chain delays the B tasks that wait on it (perf-notes, fragment
+// f42). ROTQ_FRAG_FOLD_KT 0: A/B switch.
+#ifndef ROTQ_FRAG_FOLD_KT
+#define ROTQ_FRAG_FOLD_KT 1
+#endif
+template <int KT>
+__host__ __device__ constexpr int rotq_frag_fold_bits(void) {
+    return KT <= ROTQ_FRAG_FOLD_KT ? 2 : 0;
+}
+
+// The stage's K step for A task (mt, block qq of the slot): v[4 nt + i], i bit
+// 0 = column bit 0, bit 1 = the row half h (rows 16mt + g + 8h), nt = column
+// bits 3..5; the low rotq_frag_fold_bits of nt already butterflied. F16: fp16
+// operands.
 template <int L, int KT, bool F16>
 __device__ __forceinline__ void rotq_frag_kstep(int K, const char *slot, const char *zero16, const uint4 *afr,
                                                 int mt, int qq, float v[32]) {
@@ -118,28 +139,57 @@ __device__ __forceinline__ void rotq_frag_kstep(int K, const char *slot, const c
     float acc[8][4];
 #pragma unroll
     for (int nt = 0; nt < 8; nt++) acc[nt][0] = acc[nt][1] = acc[nt][2] = acc[nt][3] = 0.0f;
-#pragma unroll
-    for (int kt = 0; kt < KT; kt++) {
-        const uint4 av = afr[(mt * KT + kt) * 32 + lane];
-        const uint32_t a4[4] = {av.x, av.y, av.z, av.w};
+    // This lane's ldmatrix source of chunk c at k tile kt: line qq K + kr of
+    // the slot, its chunks XORed with the line's low 3 bits; rows past K read
+    // the zero chunk.
+    auto chunk = [&](int kt, int c) -> const char * {
         const int kr = 16 * kt + k0;
-        // Line qq K + kr of the slot, its chunks XORed with the line's low 3 bits.
         const unsigned line = (unsigned)(qq * K + kr);
-        const unsigned sw = (line & 7u) ^ jb;
-        const char *row = slot + line * ROTQ_TMA_ROW_BYTES;
-        const bool in = kt < KT - 1 || kr < K; // rows past K read the zero chunk
+        const bool in = kt < KT - 1 || kr < K;
+        return in ? slot + line * ROTQ_TMA_ROW_BYTES + (((unsigned)c ^ ((line & 7u) ^ jb)) << 4) : zero16;
+    };
+    auto mma = [&](float d[4], const uint32_t a[4], const uint32_t b[2]) {
+        if (F16)
+            ptx_mma_f16_16816(d, a, b);
+        else
+            ptx_mma_bf16_16816(d, a, b);
+    };
+    if constexpr (rotq_frag_fold_bits<KT>() > 0) {
+        uint32_t ap[KT][4], an[KT][4];
 #pragma unroll
-        for (int p = 0; p < 4; p++) {
-            const char *src = in ? row + (((unsigned)(2 * p) ^ sw) << 4) : zero16;
-            uint32_t b[4];
-            ptx_ldmatrix_x4_trans(b, ptx_smem_addr(src));
-            const uint32_t b0[2] = {b[0], b[1]}, b1[2] = {b[2], b[3]};
-            if (F16) {
-                ptx_mma_f16_16816(acc[2 * p], a4, b0);
-                ptx_mma_f16_16816(acc[2 * p + 1], a4, b1);
-            } else {
-                ptx_mma_bf16_16816(acc[2 * p], a4, b0);
-                ptx_mma_bf16_16816(acc[2 * p + 1], a4, b1);
+        for (int kt = 0; kt < KT; kt++) {
+            const uint4 av = afr[(mt * KT + kt) * 32 + lane];
+            ap[kt][0] = av.x, ap[kt][1] = av.y, ap[kt][2] = av.z, ap[kt][3] = av.w;
+#pragma unroll
+            for (int e = 0; e < 4; e++) an[kt][e] = ap[kt][e] ^ 0x80008000u; // -H_K
+        }
+#pragma unroll
+        for (int p = 0; p < 4; p++) { // input n tiles 2p, 2p + 1
+#pragma unroll
+            for (int kt = 0; kt < KT; kt++) {
+                uint32_t b[4];
+                ptx_ldmatrix_x4_trans(b, ptx_smem_addr(chunk(kt, 2 * p)));
+#pragma unroll
+                for (int j = 0; j < 2; j++) {
+                    const int g = p >> 1, i = 2 * (p & 1) + j;
+                    const uint32_t bi[2] = {b[2 * j], b[2 * j + 1]};
+#pragma unroll
+                    for (int o = 0; o < 4; o++) mma(acc[4 * g + o], (__popc(o & i) & 1) ? an[kt] : ap[kt], bi);
+                }
+            }
+        }
+    } else {
+#pragma unroll
+        for (int kt = 0; kt < KT; kt++) {
+            const uint4 av = afr[(mt * KT + kt) * 32 + lane];
+            const uint32_t a4[4] = {av.x, av.y, av.z, av.w};
+#pragma unroll
+            for (int p = 0; p < 4; p++) {
+                uint32_t b[4];
+                ptx_ldmatrix_x4_trans(b, ptx_smem_addr(chunk(kt, 2 * p)));
+                const uint32_t b0[2] = {b[0], b[1]}, b1[2] = {b[2], b[3]};
+                mma(acc[2 * p], a4, b0);
+                mma(acc[2 * p + 1], a4, b1);
             }
         }
     }
@@ -150,12 +200,13 @@ __device__ __forceinline__ void rotq_frag_kstep(int K, const char *slot, const c
 }
 
 // A task's butterflies: column bit 0 (register bit 0) and bits 3..5 (register
-// bits 2..4); HALF: only the values of row half h = 0 (register bit 1 clear).
-template <bool HALF>
+// bits 2..4) but the FOLDED lowest of those the K step did; HALF: only the
+// values of row half h = 0 (register bit 1 clear).
+template <bool HALF, int FOLDED = 0>
 __device__ __forceinline__ void rotq_frag_butterflies_a(float v[32]) {
 #pragma unroll
     for (int b = 0; b < 5; b++) {
-        if (b == 1) continue;
+        if (b == 1 || (b >= 2 && b < 2 + FOLDED)) continue;
 #pragma unroll
         for (int r = 0; r < 32; r++) {
             if ((r & (1 << b)) || (HALF && (r & 2))) continue;
@@ -683,11 +734,11 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
             }
             if (mt == mts - 1 && (rows & 15) != 0 && (rows & 15) <= 8) {
                 // Rows 16mt + 8 .. are all past the block's: only the row half h = 0.
-                rotq_frag_butterflies_a<true>(v);
+                rotq_frag_butterflies_a<true, rotq_frag_fold_bits<KT>()>(v);
                 if (it > 0) rotq_frag_wait(&ctl->empty[(it - 1) & 1u][mt], ((it - 1) >> 1) & 1u);
                 rotq_frag_store_w<L, true>(W, rows, mts, mt, q, v);
             } else {
-                rotq_frag_butterflies_a<false>(v);
+                rotq_frag_butterflies_a<false, rotq_frag_fold_bits<KT>()>(v);
                 if (it > 0) rotq_frag_wait(&ctl->empty[(it - 1) & 1u][mt], ((it - 1) >> 1) & 1u);
                 rotq_frag_store_w<L, false>(W, rows, mts, mt, q, v);
             }
