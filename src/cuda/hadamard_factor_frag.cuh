@@ -112,7 +112,7 @@ typedef struct rotq_frag_ctl {
 // are one (the compiler keeps one): 11 mma a group of four outputs against 4
 // mma and 32 FADD, and the A task's butterflies skip those two register bits.
 // Same-run on the H100: 12 * 1024 at 2^20 / 2^23 and with signs -1 to -2%, at
-// 2^25 / 2^27 unchanged; with two k tiles too (ROTQ_FRAG_FOLD_KT 2: about
+// 2^25 +0.1 to +0.5%, at 2^27 unchanged; with two k tiles too (ROTQ_FRAG_FOLD_KT 2: about
 // three times the mma) 20 * 1024 +9%, the fused 14336 rows +12%: the A task's
 // longer mma chain delays the B tasks that wait on it (perf-notes, fragment
 // f42). ROTQ_FRAG_FOLD_KT 0: A/B switch.
