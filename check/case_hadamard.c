@@ -449,6 +449,33 @@ void ck_op_hadamard(ck_ctx *c) {
         emit(c, h);
     }
 
+    /* Out of place at n = 2^11 .. 2^15 with few row blocks: the CUDA split kernel
+       (2^T blocks a row block, each reading all of it), its f16 / bf16 builds
+       (aligned, no signs) and the generic one (signs, strides, block-diagonal),
+       and row counts on both sides of its one-wave bound (33 and 34 rows of 4096
+       on a 132-SM part). */
+    for (int m = 11; m <= 15; m++) {
+        int32_t n = 1 << m;
+        int quick = m == 12 || m == 14;
+        if (!full && !quick) continue;
+        had_case h = base_case(n, ROTQ_HADAMARD_FACTOR_POW2, F16, F16, 1);
+        emit(c, h);
+        h = base_case(n, ROTQ_HADAMARD_FACTOR_POW2, BF16, BF16, 3);
+        h.unit_scale = m & 1;
+        emit(c, h);
+        if (!full) continue;
+        h = base_case(n, ROTQ_HADAMARD_FACTOR_POW2, F16, BF16, 2); /* signs, strided rows */
+        h.signs = 1, h.xs = n + 8, h.ys = n + 3;
+        emit(c, h);
+        h = base_case(n, ROTQ_HADAMARD_FACTOR_POW2, BF16, F32, 2); /* block-diagonal, signs */
+        h.cols = h.xs = h.ys = 2 * (int64_t)n, h.signs = 1;
+        emit(c, h);
+    }
+    for (int64_t r = 33; full && r <= 34; r++) {
+        had_case h = base_case(4096, ROTQ_HADAMARD_FACTOR_POW2, F16, F16, r);
+        emit(c, h);
+    }
+
     /* Row counts: 1, 3, 7 and many rows of small transforms (above the CUDA
        small-problem switch, 2^20 elements, in the quick table too). */
     static const int64_t rows[3] = {1, 3, 7};

@@ -21,9 +21,21 @@ rotq_exec ck_exec(rotq_backend b, int variant, struct CUstream_st *stream) {
     return e;
 }
 
+/* Whether name contains one of the '|'-separated alternatives of filter. */
+static int ck_filter_match(const char *name, const char *filter) {
+    for (const char *p = filter;;) {
+        const char *bar = strchr(p, '|');
+        size_t len = bar ? (size_t)(bar - p) : strlen(p);
+        for (const char *s = name; len > 0 && strlen(s) >= len; s++)
+            if (!strncmp(s, p, len)) return 1;
+        if (!bar) return 0;
+        p = bar + 1;
+    }
+}
+
 int ck_case_begin(ck_ctx *c, const char *name, uint64_t *seed) {
     uint64_t index = c->case_index++;
-    if (c->opt->filter && *c->opt->filter && !strstr(name, c->opt->filter)) return 0;
+    if (c->opt->filter && *c->opt->filter && !ck_filter_match(name, c->opt->filter)) return 0;
     *seed = ck_mix64(ck_mix64(c->opt->seed ^ c->op_salt) + index);
     return 1;
 }

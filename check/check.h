@@ -13,7 +13,7 @@
 
 typedef struct rotq_check_options {
     unsigned backends;  /* bit mask of (1u << rotq_backend); 0 = every backend */
-    const char *filter; /* run only cases whose name contains this; NULL = all */
+    const char *filter; /* run only cases whose name contains this ('|': any of several); NULL = all */
     uint64_t seed;      /* base seed; each case derives its own from it */
     int verbose;        /* 1: one line per case, not only failures and the summary */
     int full;           /* 0: the quick table (rotq check); 1: the full table (tests) */

@@ -1,6 +1,7 @@
 /*
  * CTest driver for the op suite:
  *   rotq_test_ops [--backend cpu|cuda|all] [--full] [--filter TEXT] [--seed N] [-v]
+ * --filter: cases whose name contains TEXT, or one of its '|'-separated parts.
  * Prints the suite's final "N passed, N failed, N skipped" line and exits 1 on
  * any failure (0 when everything was skipped, e.g. CUDA without a device).
  */

@@ -5,6 +5,7 @@
 
 #include "hadamard_factor.cuh"
 #include "hadamard_small_cluster.cuh"
+#include "hadamard_small_split.cuh"
 
 // Launch geometry of a persistent kernel with no runtime calls after the first
 // use on a device: that first call raises the kernel's dynamic shared-memory
@@ -83,6 +84,22 @@ static rotq_status rotq_launch_small(const rotq_had_args &a, cudaStream_t stream
     const int64_t total = a.groups << L;
     const unsigned grid = (unsigned)((total + (1 << plan::LE) - 1) >> plan::LE);
     rotq_had_small<L, DT><<<grid, plan::THREADS, smem, stream>>>(a);
+    return rotq_cuda_check_launch();
+}
+
+// 2^T blocks per row block, out of place (rotq_split_fits).
+template <int L, int DT = -1>
+static rotq_status rotq_launch_split(const rotq_had_args &a, cudaStream_t stream, const rotq_cuda_device_info *dev) {
+    typedef rotq_split_plan<L> plan;
+    if constexpr (DT < 0) { // the common case's own builds (rotq_had_fast_case)
+        if (rotq_had_fast_case(a, ROTQ_DTYPE_F16, true)) return rotq_launch_split<L, ROTQ_DTYPE_F16>(a, stream, dev);
+        if (rotq_had_fast_case(a, ROTQ_DTYPE_BF16, true)) return rotq_launch_split<L, ROTQ_DTYPE_BF16>(a, stream, dev);
+    }
+    static int ready[64]; // per device; 0 = limit not raised yet (W above 48 KB)
+    const rotq_status st =
+        rotq_cuda_smem_optin((const void *)rotq_had_split<L, DT>, plan::SMEM, 0, &ready[dev->device & 63], dev);
+    if (st != ROTQ_OK) return st;
+    rotq_had_split<L, DT><<<(unsigned)(a.groups << plan::T), plan::THREADS, plan::SMEM, stream>>>(a);
     return rotq_cuda_check_launch();
 }
 

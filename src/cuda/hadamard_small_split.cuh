@@ -1,0 +1,82 @@
+// Decode-size transforms of long row blocks (n = 2^L, L >= ROTQ_SPLIT_MIN_L),
+// out of place, over 2^T blocks a row block that never communicate.
+//
+// Sylvester's H_n = H_{2^T} (x) H_{2^LP} (LP = L - T): with x_j the j-th slice of
+// 2^LP columns of a row block, output slice p is
+//     y_p = H_{2^LP} z_p,   z_p = sum_j (-1)^popc(p & j) x_j.
+// Block p of the row block's 2^T blocks reads the whole row block (2^T slices,
+// the same columns of each: a thread's V values of slice j are its round-0
+// values of the local plan), combines them into z_p (2^T - 1 FFMA a value, top
+// bits first in ascending order) and runs the one-block kernel's rounds of
+// rotq_small_plan<LP> on it. The cluster kernel (hadamard_small_cluster.cuh)
+// splits the same work by a DSMEM exchange of the top bits after the local
+// rounds; here the exchange is replaced by reading the row block 2^T times (all
+// but the first from L2), which costs no synchronization at all. Out of place
+// only: block p writes slice p while the others are still reading it.
+#pragma once
+#include "hadamard_small.cuh"
+
+// Row blocks of at least 2^ROTQ_SPLIT_MIN_L elements take this kernel (out of
+// place, while the blocks fit one wave: rotq_split_fits). 11 is built for an
+// A/B run only.
+#ifndef ROTQ_SPLIT_MIN_L
+#define ROTQ_SPLIT_MIN_L 12
+#endif
+// Local plans of 2^LP columns, LP = max(10, L - ROTQ_SPLIT_MAX_T): 2^10 is the
+// smallest whole-block plan (128 threads of 8 values). Same-run A/B on the H100
+// (perf-notes, decode v10): n = 4096 in four blocks (T = 2) 4.51-4.77 -> 4.13-4.32 us,
+// in two (T = 1) 4.16-4.58; n = 16384 x 4 rows 5.38-5.55 (cluster kernel) ->
+// 5.12-5.22 with T = 2, 5.06-5.28 with T = 3, 5.44-5.54 with T = 1.
+#ifndef ROTQ_SPLIT_MAX_T
+#define ROTQ_SPLIT_MAX_T 2
+#endif
+
+template <int L>
+struct rotq_split_plan {
+    static constexpr int T = L - 10 < ROTQ_SPLIT_MAX_T ? L - 10 : ROTQ_SPLIT_MAX_T; // blocks a row block: 2^T
+    static constexpr int LP = L - T;
+    typedef rotq_small_plan<LP> local;
+    static constexpr int THREADS = local::THREADS;
+    static constexpr int SMEM = local::W_WORDS * 4;
+    static constexpr bool valid() { return T >= 1 && local::LE == LP; }
+};
+
+// Whether a call of `groups` row blocks of 2^L takes the split kernel: out of
+// place, and every block in the first wave (one block an SM at most).
+static inline bool rotq_split_fits(int L, const rotq_had_args &a, const rotq_cuda_device_info *dev) {
+    if (L < ROTQ_SPLIT_MIN_L || L > 15 || a.x == (const void *)a.y) return false;
+    const int T = L - 10 < ROTQ_SPLIT_MAX_T ? L - 10 : ROTQ_SPLIT_MAX_T;
+    return (a.groups << T) <= (int64_t)dev->sm_count;
+}
+
+// DT >= 0: the build for rotq_had_fast_case with vector output.
+template <int L, int DT = -1>
+__global__ void __launch_bounds__(rotq_split_plan<L>::THREADS) rotq_had_split(rotq_had_args a) {
+    typedef rotq_split_plan<L> S;
+    typedef typename S::local P;
+    static_assert(S::valid(), "rotq_split_plan: the local plan is not one row block a block");
+    if (DT >= 0) rotq_had_fast_args(a, DT, true);
+    extern __shared__ float rotq_small_w[];
+    const unsigned t = threadIdx.x;
+    const uint32_t g = blockIdx.x >> S::T, p = blockIdx.x & ((1u << S::T) - 1u);
+    float x[1 << S::T][P::V];
+#pragma unroll
+    for (int j = 0; j < (1 << S::T); j++) rotq_small_load_row<P::V>(a, g, ((uint32_t)j << S::LP) | (t << P::LOGV), x[j]);
+    // z_p: bit b of the slice index with the sign (-1)^(bit b of p); +-1 factors are exact.
+#pragma unroll
+    for (int b = 0; b < S::T; b++) {
+        const float sg = (p >> b) & 1u ? -1.0f : 1.0f;
+#pragma unroll
+        for (int j = 0; j < (1 << S::T); j += 2 << b)
+#pragma unroll
+            for (int r = 0; r < P::V; r++) x[j][r] = fmaf(sg, x[j + (1 << b)][r], x[j][r]);
+    }
+    float *v = x[0];
+    rotq_small_rounds<S::LP>(rotq_small_w, t, v);
+    constexpr int K = P::ROUNDS - 1;
+#pragma unroll
+    for (int r = 0; r < P::V; r++) v[r] *= a.scale;
+    uint32_t sb;
+    const int64_t off = rotq_small_base(a, g, a.y_stride, &sb) + ((int64_t)p << S::LP) + rotq_small_dep<S::LP, K>(t);
+    rotq_small_write<P::V, 1 << P::lo(K)>(a, off, a.vec_out != 0, v);
+}
