@@ -725,6 +725,30 @@ void ck_op_quantize(ck_ctx *c) {
             q.rscale = rscales[si];
             run_case(c, q);
         }
+    /* n = 2^12 .. 2^14, f16 / bf16 without signs, rows of one rotation block whose
+       four blocks a row fit one wave (CUDA: int4 on quantize_small_split.cuh, the
+       other kinds on the one-block decode kernel): every kind and int4 group, one
+       row, then 7 rows with padded strides and special rows whose type changes every
+       quarter row (slices with NaN / Inf next to finite ones), row sums off at 2^13;
+       and 33 / 34 rows of 4096 on both sides of the one-wave bound (132 SMs). */
+    for (int L = 12; L <= 14; L++)
+        for (int k = 0; k < ROTQ_QUANT_KIND_COUNT; k++)
+            for (int gi = 0; gi < 3; gi++) {
+                rotq_quant_kind kind = (rotq_quant_kind)k;
+                if (kind != ROTQ_QUANT_INT4_GROUP && gi > 0) continue;
+                if (!full && !(L == 12 && (gi == 2 || kind != ROTQ_QUANT_INT4_GROUP))) continue;
+                const int32_t n = 1 << L;
+                const rotq_dtype din = dts[1 + ((L + k + gi) & 1)];
+                run_case(c, rotated(base(kind, groups[gi], din, 1, n), n, ROTQ_HADAMARD_FACTOR_POW2, 0, 0));
+                q = rotated(base(kind, groups[gi], din, 7, n), n, ROTQ_HADAMARD_FACTOR_POW2, 0, 0);
+                q.xs = q.qs = n + 8;
+                q.special = 2, q.special_cols = n / 4;
+                if (L == 13) q.row_sums = 0;
+                run_case(c, q);
+            }
+    for (int64_t r = 33; full && r <= 34; r++)
+        run_case(c, rotated(base(ROTQ_QUANT_INT4_GROUP, 64, ROTQ_DTYPE_F16, r, 4096), 4096, ROTQ_HADAMARD_FACTOR_POW2, 0,
+                            0));
     /* Block-diagonal rotations of 128 and 4096 over rows of 8192 past the decode
        kernel: at 2^7 and 2^12 the fused tile kernel runs 128-thread blocks where a
        row fits their 4096-element tile and its 256-thread build where it does not
