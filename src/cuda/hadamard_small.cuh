@@ -53,18 +53,12 @@ typedef struct rotq_small_deposit {
     int src[16], len[16], dst[16];
 } rotq_small_deposit;
 
-// log2 of the values per thread at n = 4096 (an A/B switch: 3 is 512 threads
-// of 8 values, three shuffle levels in round 0).
-#ifndef ROTQ_SMALL_L12_LOGV
-#define ROTQ_SMALL_L12_LOGV 4
-#endif
-
 template <int L>
 struct rotq_small_plan {
     // Values per thread: 8 up to n = 1024 (short chains; rows are cheap to spread
     // over more threads), 16 for n = 2048 and 4096, 32 above (one row block per
     // block: fewer exchanges, each of which moves the whole row through W).
-    static constexpr int LOGV = L <= 10 ? 3 : L == 12 ? ROTQ_SMALL_L12_LOGV : L <= 12 ? 4 : 5;
+    static constexpr int LOGV = L <= 10 ? 3 : L <= 12 ? 4 : 5;
     static constexpr int V = 1 << LOGV;
     static constexpr int LE = L <= 10 ? 10 : L; // tile of 2^LE elements: 128 threads up to n = 1024
     static constexpr int TBITS = LE - LOGV;
@@ -74,11 +68,9 @@ struct rotq_small_plan {
     // values end as V consecutive elements, so one vector store); above, the
     // remainder of L - LOGV over LOGV when it is 1 or 2 (cheaper than an
     // exchange for one more round).
-    // (Where that leaves more than three rounds, LOGV more shuffle bits.)
-    static constexpr int S0_ = L <= LOGV                      ? 0
-                               : L <= ROTQ_SMALL_SHUFFLE_MAX_L ? L - LOGV
-                               : ((L - LOGV) % LOGV <= 2 ? (L - LOGV) % LOGV : 0);
-    static constexpr int S0 = L > LOGV && 1 + (L - 1 - S0_) / LOGV > 3 ? S0_ + LOGV : S0_;
+    static constexpr int S0 = L <= LOGV                      ? 0
+                              : L <= ROTQ_SMALL_SHUFFLE_MAX_L ? L - LOGV
+                              : ((L - LOGV) % LOGV <= 2 ? (L - LOGV) % LOGV : 0);
     static constexpr int ROUNDS = L <= LOGV + S0 ? 1 : 1 + (L - 1 - S0) / LOGV;
 
     // First address bit of round k's registers, and the first bit not done before it.
