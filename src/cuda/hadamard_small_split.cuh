@@ -49,20 +49,18 @@ static inline bool rotq_split_fits(int L, const rotq_had_args &a, const rotq_cud
     return (a.groups << T) <= (int64_t)dev->sm_count;
 }
 
-// DT >= 0: the build for rotq_had_fast_case with vector output.
-template <int L, int DT = -1>
-__global__ void __launch_bounds__(rotq_split_plan<L>::THREADS) rotq_had_split(rotq_had_args a) {
+// Thread t's round-0 values of z_p (the local plan's V consecutive columns) for
+// row block g, signs applied: its columns of every slice, then the slice bits
+// in ascending order, bit b with the sign (-1)^(bit b of p) (+-1 factors are exact).
+template <int L>
+__device__ __forceinline__ void rotq_split_load(const rotq_had_args &a, uint32_t g, uint32_t p, unsigned t,
+                                                float *v) {
     typedef rotq_split_plan<L> S;
     typedef typename S::local P;
     static_assert(S::valid(), "rotq_split_plan: the local plan is not one row block a block");
-    if (DT >= 0) rotq_had_fast_args(a, DT, true);
-    extern __shared__ float rotq_small_w[];
-    const unsigned t = threadIdx.x;
-    const uint32_t g = blockIdx.x >> S::T, p = blockIdx.x & ((1u << S::T) - 1u);
     float x[1 << S::T][P::V];
 #pragma unroll
     for (int j = 0; j < (1 << S::T); j++) rotq_small_load_row<P::V>(a, g, ((uint32_t)j << S::LP) | (t << P::LOGV), x[j]);
-    // z_p: bit b of the slice index with the sign (-1)^(bit b of p); +-1 factors are exact.
 #pragma unroll
     for (int b = 0; b < S::T; b++) {
         const float sg = (p >> b) & 1u ? -1.0f : 1.0f;
@@ -71,7 +69,21 @@ __global__ void __launch_bounds__(rotq_split_plan<L>::THREADS) rotq_had_split(ro
 #pragma unroll
             for (int r = 0; r < P::V; r++) x[j][r] = fmaf(sg, x[j + (1 << b)][r], x[j][r]);
     }
-    float *v = x[0];
+#pragma unroll
+    for (int r = 0; r < P::V; r++) v[r] = x[0][r];
+}
+
+// DT >= 0: the build for rotq_had_fast_case with vector output.
+template <int L, int DT = -1>
+__global__ void __launch_bounds__(rotq_split_plan<L>::THREADS) rotq_had_split(rotq_had_args a) {
+    typedef rotq_split_plan<L> S;
+    typedef typename S::local P;
+    if (DT >= 0) rotq_had_fast_args(a, DT, true);
+    extern __shared__ float rotq_small_w[];
+    const unsigned t = threadIdx.x;
+    const uint32_t g = blockIdx.x >> S::T, p = blockIdx.x & ((1u << S::T) - 1u);
+    float v[P::V];
+    rotq_split_load<L>(a, g, p, t, v);
     rotq_small_rounds<S::LP>(rotq_small_w, t, v);
     constexpr int K = P::ROUNDS - 1;
 #pragma unroll

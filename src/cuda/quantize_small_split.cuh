@@ -29,18 +29,8 @@ __global__ void __launch_bounds__(rotq_split_plan<L>::THREADS) rotq_qs_split_int
     extern __shared__ float rotq_qs_w[];
     const unsigned t = threadIdx.x;
     const uint32_t row = blockIdx.x >> S::T, p = blockIdx.x & ((1u << S::T) - 1u);
-    float x[1 << S::T][P::V];
-#pragma unroll
-    for (int j = 0; j < (1 << S::T); j++) rotq_small_load_row<P::V>(a, row, ((uint32_t)j << S::LP) | (t << P::LOGV), x[j]);
-#pragma unroll
-    for (int b = 0; b < S::T; b++) {
-        const float sg = (p >> b) & 1u ? -1.0f : 1.0f;
-#pragma unroll
-        for (int j = 0; j < (1 << S::T); j += 2 << b)
-#pragma unroll
-            for (int r = 0; r < P::V; r++) x[j][r] = fmaf(sg, x[j + (1 << b)][r], x[j][r]);
-    }
-    float *v = x[0];
+    float v[P::V];
+    rotq_split_load<L>(a, row, p, t, v);
     rotq_small_rounds<S::LP>(rotq_qs_w, t, v);
     rotq_qs_to_rows<S::LP>(rotq_qs_w, t, v, a.scale);
     rotq_qs_int4<P::V>(qa, v, rotq_qt_maxabs_nan<P::V, 4>(v), true, row, (p << S::LP) | (t << P::LOGV));
