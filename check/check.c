@@ -23,11 +23,12 @@ rotq_exec ck_exec(rotq_backend b, int variant, struct CUstream_st *stream) {
 
 /* Whether name contains one of the '|'-separated alternatives of filter. */
 static int ck_filter_match(const char *name, const char *filter) {
+    const size_t nl = strlen(name);
     for (const char *p = filter;;) {
         const char *bar = strchr(p, '|');
         size_t len = bar ? (size_t)(bar - p) : strlen(p);
-        for (const char *s = name; len > 0 && strlen(s) >= len; s++)
-            if (!strncmp(s, p, len)) return 1;
+        for (size_t i = 0; len > 0 && i + len <= nl; i++)
+            if (!strncmp(name + i, p, len)) return 1;
         if (!bar) return 0;
         p = bar + 1;
     }

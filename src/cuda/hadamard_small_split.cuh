@@ -31,9 +31,12 @@
 #define ROTQ_SPLIT_MAX_T 2
 #endif
 
+// log2 of the blocks a row block of 2^L (L >= 11).
+__host__ __device__ constexpr int rotq_split_t(int L) { return L - 10 < ROTQ_SPLIT_MAX_T ? L - 10 : ROTQ_SPLIT_MAX_T; }
+
 template <int L>
 struct rotq_split_plan {
-    static constexpr int T = L - 10 < ROTQ_SPLIT_MAX_T ? L - 10 : ROTQ_SPLIT_MAX_T; // blocks a row block: 2^T
+    static constexpr int T = rotq_split_t(L); // blocks a row block: 2^T
     static constexpr int LP = L - T;
     typedef rotq_small_plan<LP> local;
     static constexpr int THREADS = local::THREADS;
@@ -41,12 +44,16 @@ struct rotq_split_plan {
     static constexpr bool valid() { return T >= 1 && local::LE == LP; }
 };
 
-// Whether a call of `groups` row blocks of 2^L takes the split kernel: out of
-// place, and every block in the first wave (one block an SM at most).
+// Whether the 2^T blocks of each of `groups` row blocks of 2^L all start in
+// the first wave (one block an SM at most).
+static inline bool rotq_split_one_wave(int L, int64_t groups, const rotq_cuda_device_info *dev) {
+    return (groups << rotq_split_t(L)) <= (int64_t)dev->sm_count;
+}
+
+// Whether a Hadamard call takes the split kernel: out of place, in one wave.
 static inline bool rotq_split_fits(int L, const rotq_had_args &a, const rotq_cuda_device_info *dev) {
     if (L < ROTQ_SPLIT_MIN_L || L > 15 || a.x == (const void *)a.y) return false;
-    const int T = L - 10 < ROTQ_SPLIT_MAX_T ? L - 10 : ROTQ_SPLIT_MAX_T;
-    return (a.groups << T) <= (int64_t)dev->sm_count;
+    return rotq_split_one_wave(L, a.groups, dev);
 }
 
 // Thread t's round-0 values of z_p (the local plan's V consecutive columns) for

@@ -43,7 +43,7 @@ static rotq_status rotq_qs_split_launch(const rotq_q_args &qa, const rotq_had_ar
                                         const rotq_cuda_device_info *dev, bool dry) {
     typedef rotq_split_plan<L> S;
     static_assert(S::SMEM <= 48 * 1024, "rotq_qs_split_launch: W past the default shared-memory limit");
-    if (qa.cols_log != L || (a.groups << S::T) > (int64_t)dev->sm_count) return ROTQ_ERR_NOT_SUPPORTED;
+    if (qa.cols_log != L || !rotq_split_one_wave(L, a.groups, dev)) return ROTQ_ERR_NOT_SUPPORTED;
     if (dry) return ROTQ_OK;
     rotq_qs_split_int4<L, DT><<<(unsigned)(a.groups << S::T), S::THREADS, S::SMEM, stream>>>(qa, a);
     return rotq_cuda_check_launch();
