@@ -445,6 +445,17 @@ static void hadamard_groups(cuda_state *s) {
                              TARGET_FACTOR);
         rotq__bench_group_end(b);
     }
+
+    /* Last: decode sizes at the row lengths the target rows leave out (no target),
+       65536 elements: 1024 and 2048 on the one-block kernel, 8192 and 32768 on
+       the split kernel (8 blocks a row). */
+    if (!quick) {
+        rotq__bench_group_begin(b, "hadamard-decode-more",
+                                "decode sizes, 2^16 elements at the other long rows, vs an empty kernel launch");
+        for (int m = 10; m <= 15; m++)
+            if (m != 12 && m != 14) hadamard_row(s, ROTQ_DTYPE_F16, 1, 1 << m, E(16), 1, 0, 0.0);
+        rotq__bench_group_end(b);
+    }
 }
 
 /* A group of fused rotate + quantize rows at `elements` (f16, every kind, each

@@ -729,8 +729,9 @@ void ck_op_quantize(ck_ctx *c) {
        four blocks a row fit one wave (CUDA: int4 on quantize_small_split.cuh, the
        other kinds on the one-block decode kernel): every kind and int4 group, one
        row, then 7 rows with padded strides and special rows whose type changes every
-       quarter row (slices with NaN / Inf next to finite ones), row sums off at 2^13;
-       and 33 / 34 rows of 4096 on both sides of the one-wave bound (132 SMs). */
+       slice of 1024 columns (slices with NaN / Inf next to finite ones), row sums
+       off at 2^13; and rows on both sides of the one-wave bound (132 SMs; rows x
+       2^(L - 10) blocks: 33 / 34 of 4096, 16 / 17 of 8192, 8 / 9 of 16384). */
     for (int L = 12; L <= 14; L++)
         for (int k = 0; k < ROTQ_QUANT_KIND_COUNT; k++)
             for (int gi = 0; gi < 3; gi++) {
@@ -742,13 +743,17 @@ void ck_op_quantize(ck_ctx *c) {
                 run_case(c, rotated(base(kind, groups[gi], din, 1, n), n, ROTQ_HADAMARD_FACTOR_POW2, 0, 0));
                 q = rotated(base(kind, groups[gi], din, 7, n), n, ROTQ_HADAMARD_FACTOR_POW2, 0, 0);
                 q.xs = q.qs = n + 8;
-                q.special = 2, q.special_cols = n / 4;
+                q.special = 2, q.special_cols = 1024;
                 if (L == 13) q.row_sums = 0;
                 run_case(c, q);
             }
-    for (int64_t r = 33; full && r <= 34; r++)
-        run_case(c, rotated(base(ROTQ_QUANT_INT4_GROUP, 64, ROTQ_DTYPE_F16, r, 4096), 4096, ROTQ_HADAMARD_FACTOR_POW2, 0,
-                            0));
+    for (int L = 12; full && L <= 14; L++) {
+        const int64_t r0 = 132 >> (L - 10);
+        for (int64_t r = r0; r <= r0 + 1; r++)
+            run_case(c, rotated(base(ROTQ_QUANT_INT4_GROUP, L == 13 ? 128 : 64, L == 14 ? ROTQ_DTYPE_BF16 : ROTQ_DTYPE_F16,
+                                     r, 1 << L),
+                                1 << L, ROTQ_HADAMARD_FACTOR_POW2, 0, 0));
+    }
     /* Block-diagonal rotations of 128 and 4096 over rows of 8192 past the decode
        kernel: at 2^7 and 2^12 the fused tile kernel runs 128-thread blocks where a
        row fits their 4096-element tile and its 256-thread build where it does not

@@ -53,12 +53,15 @@ typedef struct rotq_small_deposit {
     int src[16], len[16], dst[16];
 } rotq_small_deposit;
 
+// log2 of the values a thread of plan L holds: 8 up to n = 1024 (short chains;
+// rows are cheap to spread over more threads), 16 for n = 2048 and 4096, 32 above
+// (one row block per block: fewer exchanges, each of which moves the whole row
+// through W).
+__host__ __device__ constexpr int rotq_small_logv(int L) { return L <= 10 ? 3 : L <= 12 ? 4 : 5; }
+
 template <int L>
 struct rotq_small_plan {
-    // Values per thread: 8 up to n = 1024 (short chains; rows are cheap to spread
-    // over more threads), 16 for n = 2048 and 4096, 32 above (one row block per
-    // block: fewer exchanges, each of which moves the whole row through W).
-    static constexpr int LOGV = L <= 10 ? 3 : L <= 12 ? 4 : 5;
+    static constexpr int LOGV = rotq_small_logv(L);
     static constexpr int V = 1 << LOGV;
     static constexpr int LE = L <= 10 ? 10 : L; // tile of 2^LE elements: 128 threads up to n = 1024
     static constexpr int TBITS = LE - LOGV;

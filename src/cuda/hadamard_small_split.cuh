@@ -22,17 +22,24 @@
 #ifndef ROTQ_SPLIT_MIN_L
 #define ROTQ_SPLIT_MIN_L 12
 #endif
-// Local plans of 2^LP columns, LP = max(10, L - ROTQ_SPLIT_MAX_T): 2^10 is the
-// smallest whole-block plan (128 threads of 8 values). Same-run A/B on the H100
-// (perf-notes, decode v10): n = 4096 in four blocks (T = 2) 4.51-4.77 -> 4.13-4.32 us,
-// in two (T = 1) 4.16-4.58; n = 16384 x 4 rows 5.38-5.55 (cluster kernel) ->
-// 5.12-5.22 with T = 2, 5.06-5.28 with T = 3, 5.44-5.54 with T = 1.
+// Blocks a row block: 2^T with T = L - 10, so that the local plan is 2^10
+// columns (128 threads of 8 values, the smallest whole-block plan), as long as a
+// thread's 2^T slices of V values before the combine stay within 128 registers
+// (n = 32768: T = 3, local plans of 2^12) and T <= ROTQ_SPLIT_MAX_T (an A/B
+// switch). Same-run A/Bs on the H100 (perf-notes, decode v10 and v13): n = 4096 x 1
+// in four blocks (T = 2) 4.51-4.77 -> 4.13-4.32 us, in two (T = 1) 4.16-4.58;
+// n = 16384 x 4 rows 5.38-5.55 (cluster kernel) -> 5.12-5.22 with T = 2,
+// 5.06-5.28 with T = 3, 4.85-5.17 with T = 4.
 #ifndef ROTQ_SPLIT_MAX_T
-#define ROTQ_SPLIT_MAX_T 2
+#define ROTQ_SPLIT_MAX_T 4
 #endif
 
 // log2 of the blocks a row block of 2^L (L >= 11).
-__host__ __device__ constexpr int rotq_split_t(int L) { return L - 10 < ROTQ_SPLIT_MAX_T ? L - 10 : ROTQ_SPLIT_MAX_T; }
+__host__ __device__ constexpr int rotq_split_t(int L) {
+    int t = L - 10 < ROTQ_SPLIT_MAX_T ? L - 10 : ROTQ_SPLIT_MAX_T;
+    while (t > 1 && (1 << (t + rotq_small_logv(L - t))) > 128) t--;
+    return t;
+}
 
 template <int L>
 struct rotq_split_plan {
