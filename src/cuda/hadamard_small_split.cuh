@@ -73,8 +73,36 @@ __device__ __forceinline__ void rotq_split_load(const rotq_had_args &a, uint32_t
     typedef typename S::local P;
     static_assert(S::valid(), "rotq_split_plan: the local plan is not one row block a block");
     float x[1 << S::T][P::V];
+    if (a.in_dtype != ROTQ_DTYPE_F32 && a.vec_in && !a.signs) {
+        // 16-bit vectors (every fast build): every slice's loads first, from one
+        // base, then the conversions, so that all 2^T loads are in flight at
+        // once. Loaded and converted slice by slice (a 64-bit address each),
+        // ptxas issued them in batches, each waiting for the one before
+        // (perf-notes, decode v15; the kernels' launch bounds matter too).
+        uint32_t sb;
+        const uint4 *xr = (const uint4 *)((const uint16_t *)a.x + rotq_small_base(a, g, a.x_stride, &sb) +
+                                          (t << P::LOGV));
+        uint4 raw[1 << S::T][P::V / 8];
 #pragma unroll
-    for (int j = 0; j < (1 << S::T); j++) rotq_small_load_row<P::V>(a, g, ((uint32_t)j << S::LP) | (t << P::LOGV), x[j]);
+        for (int j = 0; j < (1 << S::T); j++)
+#pragma unroll
+            for (int i = 0; i < P::V / 8; i++) raw[j][i] = xr[((size_t)j << (S::LP - 3)) + i];
+#pragma unroll
+        for (int j = 0; j < (1 << S::T); j++)
+#pragma unroll
+            for (int i = 0; i < P::V / 8; i++) {
+                const uint32_t w[4] = {raw[j][i].x, raw[j][i].y, raw[j][i].z, raw[j][i].w};
+#pragma unroll
+                for (int k = 0; k < 4; k++) {
+                    x[j][8 * i + 2 * k] = rotq_from_16_lo(w[k], a.in_dtype);
+                    x[j][8 * i + 2 * k + 1] = rotq_from_16_hi(w[k], a.in_dtype);
+                }
+            }
+    } else {
+#pragma unroll
+        for (int j = 0; j < (1 << S::T); j++)
+            rotq_small_load_row<P::V>(a, g, ((uint32_t)j << S::LP) | (t << P::LOGV), x[j]);
+    }
 #pragma unroll
     for (int b = 0; b < S::T; b++) {
         const float sg = (p >> b) & 1u ? -1.0f : 1.0f;
@@ -87,9 +115,11 @@ __device__ __forceinline__ void rotq_split_load(const rotq_had_args &a, uint32_t
     for (int r = 0; r < P::V; r++) v[r] = x[0][r];
 }
 
-// DT >= 0: the build for rotq_had_fast_case with vector output.
+// DT >= 0: the build for rotq_had_fast_case with vector output. One block an SM
+// (the launch is one wave): with no minimum, ptxas kept registers down by
+// sinking the later slices' loads below the first slices' conversions.
 template <int L, int DT = -1>
-__global__ void __launch_bounds__(rotq_split_plan<L>::THREADS) rotq_had_split(rotq_had_args a) {
+__global__ void __launch_bounds__(rotq_split_plan<L>::THREADS, 1) rotq_had_split(rotq_had_args a) {
     typedef rotq_split_plan<L> S;
     typedef typename S::local P;
     if (DT >= 0) rotq_had_fast_args(a, DT, true);

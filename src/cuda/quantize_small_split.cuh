@@ -21,8 +21,9 @@
 #define ROTQ_QS_SPLIT_MIN_L 12
 #define ROTQ_QS_SPLIT_MAX_L 14
 
+// One block an SM, as rotq_had_split (all of a thread's loads in flight at once).
 template <int L, int DT>
-__global__ void __launch_bounds__(rotq_split_plan<L>::THREADS) rotq_qs_split_int4(rotq_q_args qa, rotq_had_args a) {
+__global__ void __launch_bounds__(rotq_split_plan<L>::THREADS, 1) rotq_qs_split_int4(rotq_q_args qa, rotq_had_args a) {
     typedef rotq_split_plan<L> S;
     typedef typename S::local P;
     rotq_had_fast_args(a, DT, false);
