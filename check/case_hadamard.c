@@ -453,8 +453,8 @@ void ck_op_hadamard(ck_ctx *c) {
        (2^T blocks a row block, each reading all of it), its f16 / bf16 builds
        (aligned, no signs) and the generic one (signs, strides, block-diagonal),
        and row counts on both sides of its one-wave bound on a 132-SM part (rows
-       x 2^T blocks: 33 / 34 rows of 4096, 16 / 17 of 8192 and 32768, 8 / 9 of
-       16384). */
+       x 2^T blocks: 66 / 67 rows of 2048, 33 / 34 of 4096, 16 / 17 of 8192 and
+       32768, 8 / 9 of 16384). */
     for (int m = 11; m <= 15; m++) {
         int32_t n = 1 << m;
         int quick = m == 12 || m == 14;
@@ -472,8 +472,8 @@ void ck_op_hadamard(ck_ctx *c) {
         h.cols = h.xs = h.ys = 2 * (int64_t)n, h.signs = 1;
         emit(c, h);
     }
-    static const int64_t wave_rows[4][2] = {{4096, 33}, {8192, 16}, {16384, 8}, {32768, 16}};
-    for (int i = 0; full && i < 4; i++)
+    static const int64_t wave_rows[5][2] = {{4096, 33}, {8192, 16}, {16384, 8}, {32768, 16}, {2048, 66}};
+    for (int i = 0; full && i < 5; i++)
         for (int64_t r = wave_rows[i][1]; r <= wave_rows[i][1] + 1; r++) {
             had_case h = base_case((int32_t)wave_rows[i][0], ROTQ_HADAMARD_FACTOR_POW2, i & 1 ? BF16 : F16,
                                    i & 1 ? BF16 : F16, r);

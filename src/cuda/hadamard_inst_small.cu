@@ -16,7 +16,7 @@ rotq_status rotq_dispatch_small(int L, const rotq_had_args &a, cudaStream_t s, c
     rotq_status st = ROTQ_ERR_NOT_SUPPORTED;
     if (rotq_split_fits(L, a, d)) {
         switch (L) {
-#if ROTQ_SPLIT_MIN_L <= 11 // an A/B build
+#if ROTQ_SPLIT_MIN_L <= 11
             SPLIT_CASE(11)
 #endif
             SPLIT_CASE(12) SPLIT_CASE(13) SPLIT_CASE(14) SPLIT_CASE(15)

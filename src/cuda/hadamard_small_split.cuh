@@ -17,27 +17,32 @@
 #include "hadamard_small.cuh"
 
 // Row blocks of at least 2^ROTQ_SPLIT_MIN_L elements take this kernel (out of
-// place, while the blocks fit one wave: rotq_split_fits). 11 is built for an
-// A/B run only.
+// place, while the blocks fit one wave: rotq_split_fits). n = 2048 on two
+// blocks: 2048 x 32 rows 4.32-4.54 -> 4.19-4.38 us in a same-run A/B (decode v16).
 #ifndef ROTQ_SPLIT_MIN_L
-#define ROTQ_SPLIT_MIN_L 12
+#define ROTQ_SPLIT_MIN_L 11
 #endif
 // Blocks a row block: 2^T with T = L - 10, so that the local plan is 2^10
 // columns (128 threads of 8 values, the smallest whole-block plan), as long as a
-// thread's 2^T slices of V values before the combine stay within 128 registers
-// (n = 32768: T = 3, local plans of 2^12) and T <= ROTQ_SPLIT_MAX_T (an A/B
-// switch). Same-run A/Bs on the H100 (perf-notes, decode v10 and v13): n = 4096 x 1
-// in four blocks (T = 2) 4.51-4.77 -> 4.13-4.32 us, in two (T = 1) 4.16-4.58;
+// thread's 2^T slices of V values (fp32 after the conversion) stay within
+// ROTQ_SPLIT_MAX_VALUES (n = 32768: T = 3, local plans of 2^12; at T = 4 the
+// generic build spilled 288 bytes) and T <= ROTQ_SPLIT_MAX_T (both A/B switches).
+// Same-run A/Bs on the H100 (perf-notes, decode v10, v13, v16): n = 4096 x 1 in
+// four blocks (T = 2) 4.51-4.77 -> 4.13-4.32 us, in two (T = 1) 4.16-4.58;
 // n = 16384 x 4 rows 5.38-5.55 (cluster kernel) -> 5.12-5.22 with T = 2,
-// 5.06-5.28 with T = 3, 4.85-5.17 with T = 4.
+// 5.06-5.28 with T = 3, 4.85-5.17 with T = 4; n = 32768 x 2 with T = 5 (256
+// values) 0.2 us faster than T = 3 in the f16 build, not taken for the spills.
 #ifndef ROTQ_SPLIT_MAX_T
 #define ROTQ_SPLIT_MAX_T 4
+#endif
+#ifndef ROTQ_SPLIT_MAX_VALUES
+#define ROTQ_SPLIT_MAX_VALUES 128
 #endif
 
 // log2 of the blocks a row block of 2^L (L >= 11).
 __host__ __device__ constexpr int rotq_split_t(int L) {
     int t = L - 10 < ROTQ_SPLIT_MAX_T ? L - 10 : ROTQ_SPLIT_MAX_T;
-    while (t > 1 && (1 << (t + rotq_small_logv(L - t))) > 128) t--;
+    while (t > 1 && (1 << (t + rotq_small_logv(L - t))) > ROTQ_SPLIT_MAX_VALUES) t--;
     return t;
 }
 
