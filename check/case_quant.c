@@ -726,7 +726,7 @@ void ck_op_quantize(ck_ctx *c) {
             run_case(c, q);
         }
     /* n = 2^12 .. 2^14, f16 / bf16 without signs, rows of one rotation block whose
-       four blocks a row fit one wave (CUDA: int4 on quantize_small_split.cuh, the
+       2^(L - 10) blocks a row fit one wave (CUDA: int4 on quantize_small_split.cuh, the
        other kinds on the one-block decode kernel): every kind and int4 group, one
        row, then 7 rows with padded strides and special rows whose type changes every
        slice of 1024 columns (slices with NaN / Inf next to finite ones), row sums
