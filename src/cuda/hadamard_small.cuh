@@ -178,6 +178,22 @@ __device__ __forceinline__ float rotq_small_flip(float v, uint32_t w, int k) {
     return __uint_as_float(__float_as_uint(v) ^ ((w << (24 - 8 * k)) & 0x80000000u));
 }
 
+// 2 NW values from NW words of packed 16-bit elements (low half first). The
+// dtype branch sits outside the loop: rotq_from_16_lo / _hi fold to one
+// conversion each.
+template <int NW>
+__device__ __forceinline__ void rotq_small_unpack16(const uint32_t *w, bool f16, float *v) {
+    if (f16) {
+#pragma unroll
+        for (int j = 0; j < NW; j++)
+            v[2 * j] = rotq_from_16_lo(w[j], ROTQ_DTYPE_F16), v[2 * j + 1] = rotq_from_16_hi(w[j], ROTQ_DTYPE_F16);
+    } else {
+#pragma unroll
+        for (int j = 0; j < NW; j++)
+            v[2 * j] = rotq_from_16_lo(w[j], ROTQ_DTYPE_BF16), v[2 * j + 1] = rotq_from_16_hi(w[j], ROTQ_DTYPE_BF16);
+    }
+}
+
 // N values from x[off ...] (element offset) in the input dtype; 16-byte loads
 // when vec (the caller checked alignment and contiguity).
 template <int N>
@@ -206,15 +222,7 @@ __device__ __forceinline__ void rotq_small_read(const rotq_had_args &a, int64_t 
             const uint4 q = ((const uint4 *)x)[i];
             w[4 * i] = q.x, w[4 * i + 1] = q.y, w[4 * i + 2] = q.z, w[4 * i + 3] = q.w;
         }
-        if (f16) {
-#pragma unroll
-            for (int j = 0; j < N / 2; j++)
-                v[2 * j] = rotq_from_16_lo(w[j], ROTQ_DTYPE_F16), v[2 * j + 1] = rotq_from_16_hi(w[j], ROTQ_DTYPE_F16);
-        } else {
-#pragma unroll
-            for (int j = 0; j < N / 2; j++)
-                v[2 * j] = rotq_from_16_lo(w[j], ROTQ_DTYPE_BF16), v[2 * j + 1] = rotq_from_16_hi(w[j], ROTQ_DTYPE_BF16);
-        }
+        rotq_small_unpack16<N / 2>(w, f16, v);
     } else if (f16) {
 #pragma unroll
         for (int r = 0; r < N; r++) v[r] = rotq_from_16(x[r], ROTQ_DTYPE_F16);

@@ -94,15 +94,7 @@ __device__ __forceinline__ void rotq_split_load(const rotq_had_args &a, uint32_t
             for (int i = 0; i < P::V / 8; i++) raw[j][i] = xr[((size_t)j << (S::LP - 3)) + i];
 #pragma unroll
         for (int j = 0; j < (1 << S::T); j++)
-#pragma unroll
-            for (int i = 0; i < P::V / 8; i++) {
-                const uint32_t w[4] = {raw[j][i].x, raw[j][i].y, raw[j][i].z, raw[j][i].w};
-#pragma unroll
-                for (int k = 0; k < 4; k++) {
-                    x[j][8 * i + 2 * k] = rotq_from_16_lo(w[k], a.in_dtype);
-                    x[j][8 * i + 2 * k + 1] = rotq_from_16_hi(w[k], a.in_dtype);
-                }
-            }
+            rotq_small_unpack16<P::V / 2>((const uint32_t *)raw[j], a.in_dtype == ROTQ_DTYPE_F16, x[j]);
     } else {
 #pragma unroll
         for (int j = 0; j < (1 << S::T); j++)
