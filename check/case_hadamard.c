@@ -21,6 +21,8 @@ typedef struct had_case {
     int inplace;
     int offset;  /* data pointers start this many elements into their allocations */
     int variant; /* CPU thread count / CUDA stream choice */
+    int nonfinite; /* rows i with i % 3 == 1 hold one +Inf, i % 7 == 5 one NaN: their row
+                      blocks' outputs must be non-finite, every other row's correct */
     int ws;      /* CUDA workspace: 1 the call takes the two-pass path (the workspace
                     protocol, workspace.c), -1 it needs none (the query must say 0),
                     -2 it needs none where the fragment kernel runs (compute
@@ -40,11 +42,11 @@ static void case_name(const had_case *h, char *buf, size_t n) {
     if (h->ws) snprintf(ws, sizeof ws, " workspace=%s", h->ws > 0 ? "fallback" : h->ws == -1 ? "none" : "none-sm90a");
     snprintf(buf, n,
              "hadamard n=%d factor=%s%s signs=%d scale=%s %s->%s rows=%lld cols=%lld xs=%lld ys=%lld %s"
-             " off=%d v=%d%s",
+             " off=%d v=%d%s%s",
              h->size, f, (h->flags & ROTQ_HADAMARD_TRANSPOSE_FACTOR) ? "^T" : "", h->signs,
              h->unit_scale ? "1" : "1/sqrt(n)", rotq_dtype_name(h->din), rotq_dtype_name(h->dout),
              (long long)h->rows, (long long)h->cols, (long long)h->xs, (long long)h->ys,
-             h->inplace ? "in-place" : "out-of-place", h->offset, h->variant, ws);
+             h->inplace ? "in-place" : "out-of-place", h->offset, h->variant, ws, h->nonfinite ? " inf/nan rows" : "");
 }
 
 /* Host-side inputs and the reference of one case (shared by all backends). */
@@ -87,6 +89,11 @@ static int data_make(const had_case *h, uint64_t seed, had_data *d, ck_result *r
     for (int64_t i = 0; h->signs && i < h->cols; i++) d->signs[i] = (int8_t)ck_rng_u64(&rng);
     for (int64_t i = 0; i < h->rows; i++)
         for (int64_t j = 0; j < h->cols; j++) ck_set(d->x, h->din, i * h->xs + j, ck_rng_activation(&rng));
+    for (int64_t i = 0; h->nonfinite && i < h->rows; i++) {
+        const int64_t j = (i * 7) % h->cols;
+        if (i % 3 == 1) ck_set(d->x, h->din, i * h->xs + j, INFINITY);
+        else if (i % 7 == 5) ck_set(d->x, h->din, i * h->xs + j, NAN);
+    }
 
     ck_had_ref ref;
     if (ck_had_ref_init(&ref, &d->p, d->signs) != 0) {
@@ -216,6 +223,12 @@ static void run_backend(const had_case *h, const had_data *d, rotq_backend b, ck
     for (int64_t i = 0; i < h->rows; i++)
         for (int64_t j = 0; j < h->cols; j++) got[i * h->cols + j] = ck_get(y, h->dout, i * h->ys + j);
     ck_compare(r, got, d->ref, h->rows * h->cols, h->cols, ck_had_tol(h->dout, d->k, d->m));
+    for (int64_t i = 0; h->nonfinite && i < h->rows * h->cols; i++) /* ck_compare skips these */
+        if (!isfinite(d->ref[i]) && isfinite(got[i])) {
+            ck_fail(r, "finite output at row %lld col %lld where the reference is not (a NaN / Inf input row)",
+                    (long long)(i / h->cols), (long long)(i % h->cols));
+            break;
+        }
     int64_t pad = first_padding_change(y, h->inplace ? d->x : d->y0, h->dout, h->rows, h->cols, h->ys);
     if (pad >= 0)
         ck_fail(r, "output padding written: row %lld col %lld", (long long)(pad / h->ys), (long long)(pad % h->ys));
@@ -751,6 +764,32 @@ void ck_op_hadamard(ck_ctx *c) {
             const int64_t nr = wg_rows[v % 5];
             emit_factor_variant(c, n, k, v, !full && nr > 613 ? 613 : nr, v % 7 == 1, 1);
         }
+
+    /* Its packed row blocks (K <= 32: T = 2 or 4 row blocks an m64 tile): K = 12,
+       20, 28 at both widths, every variant class, row counts on both sides of a
+       unit (1 .. 5) and several units a warpgroup. Then rows holding an Inf or a
+       NaN beside finite ones: a packed tile's non-finite input reaches every
+       output of it, so the finite row blocks are redone (out of place and in place). */
+    static const int32_t pack_k[3] = {12, 20, 28};
+    static const int64_t pack_rows[7] = {1, 2, 3, 5, 6, 613, 3301};
+    for (int m = 6; m <= 7; m++)
+        for (int i = 0; i < 3; i++)
+            for (int v = 0; v < 14; v++) {
+                if (!full && (v + i) % 4 != 0) continue;
+                const int64_t nr = pack_rows[(v + 2 * i + m) % 7];
+                emit_factor_variant(c, pack_k[i] << m, pack_k[i], v, !full && nr > 613 ? 613 : nr, v % 5 == 2, 1);
+            }
+    for (int m = 6; m <= 7; m++)
+        for (int i = 0; i < 3; i += 2)
+            for (int j = 0; j < 3; j++) {
+                had_case hn = base_case(pack_k[i] << m, pack_k[i], j == 1 ? BF16 : F16, j == 1 ? F32 : F16,
+                                       j == 2 ? 13 : 9);
+                hn.nonfinite = 1;
+                hn.inplace = j == 2;
+                hn.signs = j == 1;
+                if (j == 1) hn.cols = hn.xs = hn.ys = 2 * (int64_t)hn.size; /* block-diagonal */
+                emit(c, hn);
+            }
 
     /* Caller workspaces (rotq_exec.workspace; on CUDA the protocol of workspace.c:
        preferred, one-row and other sizes bit-identical to the pooled call, too

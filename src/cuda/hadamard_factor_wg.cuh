@@ -29,6 +29,20 @@
 // warps have their wgmma results); its first thread counts the slot read, and
 // the group's last reader refills it with the tile S ahead.
 //
+// Packed row blocks (T = 2 or 4, K <= 32: 28 * 128 = 3584, Qwen2-7B's hidden
+// size, and 12 * 128 = 1536): one m64 tile of H_K holds 16 kt live rows of 64,
+// so two or three of a warpgroup's warps had only padding to finish. A slot
+// then holds T row blocks (one TMA box, T rows in its outer dimension), R =
+// 16 kt rows each, and the K step runs H_K on the diagonal blocks of a 64 x 64
+// A operand (rotq_build_wg_packed_a): warp w finishes rows 16w % R .. of row
+// block T u + 16w / R. Finite inputs give exactly the unpacked products (the
+// other blocks' terms are exact zeros), but 0 * Inf is NaN: a NaN or Inf in
+// one row block reaches every output of the others. Every output of the
+// packed tile depends on every input, so a warp that finds a non-finite value
+// among its finished rows redoes their K step from x on the CUDA cores
+// (rotq_wg_redo_rows); in place, the warpgroup first agrees on it (a vote at
+// a barrier), since the rows it reads may be a neighbour warp's to write.
+//
 // QUANT: the fused rotate + quantize build (a tile is one quantize row of
 // K * 2^L values; groups of G = ceil(K / 64) warpgroups, one m64 tile each):
 // the finished rows are quantized from the registers (rotq_wg_quant) and their
@@ -67,12 +81,15 @@ typedef struct rotq_wg_ctl {
 // Bytes of a slot: one tile, 16 kt rows of 2^L 16-bit columns (rows past K
 // TMA's zero fill).
 __host__ __device__ inline unsigned rotq_wg_slot_bytes(int kt, int L) { return (unsigned)(16 * kt) << (L + 1); }
-// Shared memory: the groups' slots (ng groups, `slots` each), H_K, each warp's
-// output staging (16 rows of 64 16-bit values), the control block.
-__host__ __device__ inline size_t rotq_wg_smem(int kt, int L, int nwg, int ng, int slots) {
-    return (size_t)ng * slots * rotq_wg_slot_bytes(kt, L) + rotq_factor_frag_bytes(kt, 1) +
+// Shared memory: the groups' slots (ng groups, `slots` each, of T row blocks),
+// H_K (packed: the 64 x 64 block-diagonal operand), each warp's output staging
+// (16 rows of 64 16-bit values), the control block.
+__host__ __device__ inline size_t rotq_wg_smem(int kt, int L, int nwg, int ng, int slots, int T = 1) {
+    return (size_t)ng * slots * T * rotq_wg_slot_bytes(kt, L) + rotq_factor_frag_bytes(T > 1 ? 4 : kt, 1) +
            (size_t)nwg * 4 * 2048 + sizeof(rotq_wg_ctl);
 }
+// Row blocks packed into one m64 tile for K's k tiles (0: none).
+__host__ __device__ inline int rotq_wg_pack(int kt) { return kt == 1 ? 4 : kt == 2 ? 2 : 1; }
 
 #if ROTQ_WGMMA
 // Two values of columns c, c + 1 of y at element off, scaled.
@@ -146,6 +163,70 @@ __device__ __forceinline__ void rotq_wg_issue_any(const rotq_had_factor &f, cons
 #undef ROTQ_WG_ISSUE
 }
 
+// Packed row blocks (T of R = 64 / T rows each): the K step as four k tiles of
+// the block-diagonal A against the slot's T row blocks, k tile j reading rows
+// 16j mod R .. of row block 16j / R (each 16-row piece starts on a 1024-byte
+// boundary of the 128-byte swizzle).
+template <int R, bool F16, int NQ>
+__device__ __forceinline__ void rotq_wg_issue_packed(const uint32_t *A, const char *stg, float (&v)[NQ][32]) {
+    constexpr uint32_t TB = (uint32_t)R * NQ * ROTQ_TMA_ROW_BYTES; // bytes of one row block in the slot
+    const uint64_t da0 = ptx_wgmma_desc(ptx_opaque_u32(ptx_smem_addr(A)), 128u, 4u * 256u, 0);
+    const uint32_t s0 = ptx_smem_addr(stg);
+    ptx_wgmma_fence();
+#pragma unroll
+    for (int q = 0; q < NQ; q++)
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            const uint32_t b = s0 + (uint32_t)(16 * j / R) * TB + (uint32_t)(q * R + 16 * j % R) * ROTQ_TMA_ROW_BYTES;
+            const uint64_t da = da0 + (uint64_t)((256u >> 4) * j);
+            const uint64_t db = ptx_wgmma_desc(b, (uint32_t)R * ROTQ_TMA_ROW_BYTES, 1024u, 1);
+            if (j == 0)
+                ptx_wgmma_m64n64k16_ss<F16, 0>(v[q], da, db);
+            else
+                ptx_wgmma_m64n64k16_ss<F16, 1>(v[q], da, db);
+        }
+    ptx_wgmma_commit();
+}
+
+// A packed warp's K step again, on the CUDA cores from x (the sign vector
+// applied), for its rows r0w + g (+ 8) of row block g_blk: the values the
+// unpacked K step gives, up to the order of the fp32 sums. The slow path of
+// non-finite inputs (see the kernel's comment).
+template <int L>
+__device__ __forceinline__ void rotq_wg_redo_rows(const rotq_had_args &a, const rotq_had_factor &f, int64_t g_blk,
+                                                  int r0w, float (&v)[1 << (L - 6)][32]) {
+    constexpr int NQ = 1 << (L - 6);
+    const unsigned lane = ptx_lane_id(), g = lane >> 2, t = lane & 3u;
+    const uint16_t *x = (const uint16_t *)a.x + rotq_group_base(a, g_blk, a.x_stride);
+    const int8_t *sg = a.signs ? a.signs + rotq_sign_base(a, g_blk) : NULL;
+#pragma unroll
+    for (int q = 0; q < NQ; q++)
+#pragma unroll
+        for (int r = 0; r < 32; r++) v[q][r] = 0.0f;
+    for (int k = 0; k < f.k; k++) {
+        float e[2];
+#pragma unroll
+        for (int h = 0; h < 2; h++) { // H_K[row][k]: +-1, 0 past K
+            const uint32_t h16 = rotq_factor_entry16(f, r0w + (int)g + 8 * h, k);
+            e[h] = h16 == 0u ? 0.0f : (h16 >> 15) ? -1.0f : 1.0f;
+        }
+#pragma unroll
+        for (int q = 0; q < NQ; q++)
+#pragma unroll
+            for (int nt = 0; nt < 8; nt++) {
+                const int64_t i = ((int64_t)k << L) + 64 * q + 8 * nt + 2 * (int)t;
+                const uint32_t w = *(const uint32_t *)(x + i);
+                float x0 = rotq_from_16_lo(w, a.in_dtype), x1 = rotq_from_16_hi(w, a.in_dtype);
+                if (sg) x0 = rotq_apply_sign(sg, i, x0), x1 = rotq_apply_sign(sg, i + 1, x1);
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    v[q][4 * nt + 2 * h] = fmaf(e[h], x0, v[q][4 * nt + 2 * h]);
+                    v[q][4 * nt + 2 * h + 1] = fmaf(e[h], x1, v[q][4 * nt + 2 * h + 1]);
+                }
+            }
+    }
+}
+
 // The warp's finished rows (v[q][4nt + 2h + c]: row r0 + 8h, column 64q + 8nt +
 // 2t + c) to row block g of y; rows past K are the m64 tile's padding.
 template <int L, int DT, bool PAIR>
@@ -208,25 +289,29 @@ __device__ __forceinline__ void rotq_wg_store_staged(const rotq_had_args &a, int
     }
 }
 
-template <int L, int NWG, int G, bool QUANT = false>
+// T: row blocks packed into one m64 tile (1: none; 2, 4: K <= 32 with 16 kt = 64 / T).
+// With T > 1 a "tile" below (the slot's unit) is T row blocks, T u .. T u + T - 1.
+template <int L, int NWG, int G, bool QUANT = false, int T = 1>
 __global__ void __launch_bounds__(128 * NWG, 1)
     rotq_had_wg_kernel(rotq_had_args a, const __grid_constant__ rotq_had_factor f, const rotq_q_args qa,
                        const __grid_constant__ CUtensorMap xmap) {
 #if ROTQ_WGMMA
     constexpr int NQ = 1 << (L - 6); // 64-column blocks
+    constexpr int R = 64 / T;        // packed: rows of a row block in the m64 tile (16 kt)
     extern __shared__ __align__(1024) char rotq_wg_smem_buf[];
     static_assert(NWG % G == 0, "rotq_had_wg_kernel: groups of G warpgroups");
+    static_assert(T == 1 || (G == 1 && !QUANT), "rotq_had_wg_kernel: packed row blocks in the Hadamard build, G = 1");
     constexpr int NG = NWG / G; // groups
     const int S = f.stages;
-    const unsigned slot_bytes = rotq_wg_slot_bytes(f.kt, L);
+    const unsigned slot_bytes = T * rotq_wg_slot_bytes(f.kt, L);
     char *slots = rotq_wg_smem_buf;
     uint32_t *A = (uint32_t *)(slots + (size_t)NG * S * slot_bytes);
-    char *staging = (char *)A + rotq_factor_frag_bytes(f.kt, 1);
+    char *staging = (char *)A + rotq_factor_frag_bytes(T > 1 ? 4 : f.kt, 1);
     rotq_wg_ctl *ctl = (rotq_wg_ctl *)(staging + (size_t)NWG * 4 * 2048);
     const int wg = (int)(threadIdx.x >> 7), warp = (int)((threadIdx.x >> 5) & 3u);
     const int grp = wg / G, rank = wg - grp * G; // the warpgroup's group and its m64 tiles rank, rank + G, ..
     const bool leader = (threadIdx.x & 127u) == 0u;
-    const int64_t ntiles = a.groups;
+    const int64_t ntiles = (a.groups + T - 1) / T; // slot units
     // The group's k-th tile: the block's tile grp + k NG.
     auto tile_of = [&](unsigned k) -> int64_t {
         return (int64_t)blockIdx.x + (int64_t)(grp + (int64_t)k * NG) * gridDim.x;
@@ -239,7 +324,8 @@ __global__ void __launch_bounds__(128 * NWG, 1)
         const uint32_t mbar = ptx_smem_addr(&ctl->full[grp][s]);
         ptx_fence_proxy_async_smem();
         ptx_mbarrier_arrive_expect_tx(mbar, slot_bytes);
-        ptx_tma_load_4d(ptx_smem_addr(ring + s * slot_bytes), &xmap, 0, 0, 0, (int32_t)tile, mbar);
+        // T row blocks: those past the last come as TMA's zero fill (and count).
+        ptx_tma_load_4d(ptx_smem_addr(ring + s * slot_bytes), &xmap, 0, 0, 0, (int32_t)(tile * T), mbar);
     };
     // Each group's first thread sets up the group's control words and sends
     // its first S tiles on their way, all before the block builds H_K, so the
@@ -254,7 +340,10 @@ __global__ void __launch_bounds__(128 * NWG, 1)
         ptx_fence_mbarrier_init();
         for (int k = 0; k < S; k++) fill((unsigned)k);
     }
-    rotq_build_factor_wgmma_a<0>(f, A); // rows in order (L = 0: no W bank permutation)
+    if (T > 1)
+        rotq_build_wg_packed_a(f, A, R);
+    else
+        rotq_build_factor_wgmma_a<0>(f, A); // rows in order (L = 0: no W bank permutation)
     ptx_fence_proxy_async_smem();       // H_K (generic writes) before the wgmmas read it
     __syncthreads();
 
@@ -270,14 +359,17 @@ __global__ void __launch_bounds__(128 * NWG, 1)
         if (a.signs) {
             // The sign vector on the arrived slot (rows past K stay zero), by the
             // group's threads, before its wgmmas read it (async proxy).
-            const int8_t *sg = a.signs + rotq_sign_base(a, tile);
+            for (int i = 0; i < T && tile * T + i < a.groups; i++) { // each row block of the slot
+                const int8_t *sg = a.signs + rotq_sign_base(a, tile * T + i);
+                char *blk = (char *)slot + i * rotq_wg_slot_bytes(f.kt, L);
 #pragma unroll
-            for (int q = 0; q < NQ; q++) // 16-byte chunks: 8 a row of each 64-column block
-                for (int e = rank * 128 + (int)(threadIdx.x & 127u); e < 8 * K; e += 128 * G) {
-                    const int kr = e >> 3, j = e & 7;
-                    rotq_sign_chunk16((char *)slot + rotq_tma_stage_chunk((unsigned)(q * f.krows + kr), (unsigned)j),
-                                      sg + ((int64_t)kr << L) + 64 * q + 8 * j);
-                }
+                for (int q = 0; q < NQ; q++) // 16-byte chunks: 8 a row of each 64-column block
+                    for (int e = rank * 128 + (int)(threadIdx.x & 127u); e < 8 * K; e += 128 * G) {
+                        const int kr = e >> 3, j = e & 7;
+                        rotq_sign_chunk16(blk + rotq_tma_stage_chunk((unsigned)(q * f.krows + kr), (unsigned)j),
+                                          sg + ((int64_t)kr << L) + 64 * q + 8 * j);
+                    }
+            }
             ptx_fence_proxy_async_smem();
             ptx_bar_sync(group_bar, 128 * G);
         }
@@ -288,7 +380,14 @@ __global__ void __launch_bounds__(128 * NWG, 1)
             for (int q = 0; q < NQ; q++)
 #pragma unroll
                 for (int r = 0; r < 32; r++) v[q][r] = 0.0f;
-            rotq_wg_issue_any<NQ>(f, A, slot, M, v);
+            if constexpr (T > 1) {
+                if (f.f16_mma)
+                    rotq_wg_issue_packed<R, true, NQ>(A, slot, v);
+                else
+                    rotq_wg_issue_packed<R, false, NQ>(A, slot, v);
+            } else {
+                rotq_wg_issue_any<NQ>(f, A, slot, M, v);
+            }
             ptx_wgmma_wait<0>();
             if (last) {
                 // Every warp of the warpgroup has its results: the slot is read
@@ -299,52 +398,73 @@ __global__ void __launch_bounds__(128 * NWG, 1)
                     fill(k + (unsigned)S);
                 }
             }
-            const bool live = 64 * M + 16 * warp < K; // else the warp's 16 rows are all padding
-            if (!QUANT && !live) return;
-            if (live && NQ == 2) { // column bit 6: the two blocks
+            // The warp's row block and its first row there (packed: 16w / R, 16w mod R).
+            const int64_t wtile = T > 1 ? tile * T + 16 * warp / R : tile;
+            const int r0w = T > 1 ? 16 * warp % R : 64 * M + 16 * warp;
+            const bool live = r0w < K && wtile < a.groups; // else the warp's 16 rows are all padding
+            auto finish = [&]() { // the 2^L levels of the warp's rows
+                if (NQ == 2) {    // column bit 6: the two blocks
 #pragma unroll
-                for (int r = 0; r < 32; r++) {
-                    const float x = v[0][r], y = v[NQ - 1][r];
-                    v[0][r] = x + y;
-                    v[NQ - 1][r] = x - y;
+                    for (int r = 0; r < 32; r++) {
+                        const float x = v[0][r], y = v[NQ - 1][r];
+                        v[0][r] = x + y;
+                        v[NQ - 1][r] = x - y;
+                    }
                 }
-            }
-            if (live) {
 #pragma unroll
                 for (int q = 0; q < NQ; q++) {
                     rotq_frag_butterflies_a<false>(v[q]); // column bits 0, 3, 4, 5
                     rotq_frag_lane_butterfly(v[q], 1u);   // bit 1
                     rotq_frag_lane_butterfly(v[q], 2u);   // bit 2
                 }
+            };
+            if constexpr (T > 1) {
+                // Every output of the packed tile is finite unless some input is not
+                // (or a row overflows): then this warp's rows again, unpacked.
+                finish();
+                bool bad = !(fabsf(v[0][0]) < INFINITY) || !(fabsf(v[0][2]) < INFINITY);
+                if (a.x == a.y) // in place: the redo's reads before any warp's stores
+                    bad = ptx_bar_red_or(1 + wg, 128, bad);
+                else
+                    bad = __any_sync(0xffffffffu, bad);
+                if (bad) {
+                    if (live) rotq_wg_redo_rows<L>(a, f, wtile, r0w, v);
+                    if (a.x == a.y) ptx_bar_sync(1 + wg, 128);
+                    if (live) finish();
+                }
+                if (!live) return;
+            } else {
+                if (!QUANT && !live) return;
+                if (live) finish();
             }
-            const int r0 = 64 * M + 16 * warp + (int)(ptx_lane_id() >> 2);
+            const int r0 = r0w + (int)(ptx_lane_id() >> 2);
             char *stage = staging + (threadIdx.x >> 5) * 2048u;
             if constexpr (QUANT) {
                 // Every warp of the group, padding ones too (the group barrier).
                 rotq_wg_quant<L>(qa, ctl->am[grp], ctl->rs[grp], group_bar, 128 * G, leader && rank == 0, k, tile,
-                                 k > 0 ? tile_of(k - 1) : 0, K, 64 * M + 16 * warp, v, stage, a.scale);
+                                 k > 0 ? tile_of(k - 1) : 0, K, r0w, v, stage, a.scale);
                 return;
             }
             if (a.out_dtype != ROTQ_DTYPE_F32 && a.vec_out == 2) {
                 if (a.out_dtype == ROTQ_DTYPE_F16)
-                    rotq_wg_store_staged<L, ROTQ_DTYPE_F16>(a, tile, K, 64 * M + 16 * warp, stage, v);
+                    rotq_wg_store_staged<L, ROTQ_DTYPE_F16>(a, wtile, K, r0w, stage, v);
                 else
-                    rotq_wg_store_staged<L, ROTQ_DTYPE_BF16>(a, tile, K, 64 * M + 16 * warp, stage, v);
+                    rotq_wg_store_staged<L, ROTQ_DTYPE_BF16>(a, wtile, K, r0w, stage, v);
             } else if (a.out_dtype == ROTQ_DTYPE_F32) {
                 if (a.vec_out)
-                    rotq_wg_store_rows<L, ROTQ_DTYPE_F32, true>(a, tile, K, r0, v);
+                    rotq_wg_store_rows<L, ROTQ_DTYPE_F32, true>(a, wtile, K, r0, v);
                 else
-                    rotq_wg_store_rows<L, ROTQ_DTYPE_F32, false>(a, tile, K, r0, v);
+                    rotq_wg_store_rows<L, ROTQ_DTYPE_F32, false>(a, wtile, K, r0, v);
             } else if (a.out_dtype == ROTQ_DTYPE_F16) {
                 if (a.vec_out)
-                    rotq_wg_store_rows<L, ROTQ_DTYPE_F16, true>(a, tile, K, r0, v);
+                    rotq_wg_store_rows<L, ROTQ_DTYPE_F16, true>(a, wtile, K, r0, v);
                 else
-                    rotq_wg_store_rows<L, ROTQ_DTYPE_F16, false>(a, tile, K, r0, v);
+                    rotq_wg_store_rows<L, ROTQ_DTYPE_F16, false>(a, wtile, K, r0, v);
             } else {
                 if (a.vec_out)
-                    rotq_wg_store_rows<L, ROTQ_DTYPE_BF16, true>(a, tile, K, r0, v);
+                    rotq_wg_store_rows<L, ROTQ_DTYPE_BF16, true>(a, wtile, K, r0, v);
                 else
-                    rotq_wg_store_rows<L, ROTQ_DTYPE_BF16, false>(a, tile, K, r0, v);
+                    rotq_wg_store_rows<L, ROTQ_DTYPE_BF16, false>(a, wtile, K, r0, v);
             }
         };
         // The warpgroup's m64 tiles: all (G = 1), or its rank's (G = mtiles).
@@ -364,23 +484,24 @@ __global__ void __launch_bounds__(128 * NWG, 1)
 #endif
 }
 
-// Host: one build's launch (G warpgroups a group, S slots a group; QUANT: qa
-// the quantize arguments).
-template <int L, int NWG, int G, bool QUANT>
+// Host: one build's launch (G warpgroups a group, S slots a group, T row blocks
+// packed a slot; QUANT: qa the quantize arguments).
+template <int L, int NWG, int G, bool QUANT, int T = 1>
 static rotq_status rotq_launch_wg_build(const rotq_had_args &a, const rotq_had_factor &f, const rotq_q_args *qa,
                                         size_t smem, int64_t gstride, cudaStream_t stream,
                                         const rotq_cuda_device_info *dev, bool dry) {
     static int usable[64]; // per device (rotq_kernel_has_sm90; code for 9.x is sm_90a's,
     static int regs[64];   // as the general kernel's wgmma path assumes)
-    const void *kernel = (const void *)rotq_had_wg_kernel<L, NWG, G, QUANT>;
+    const void *kernel = (const void *)rotq_had_wg_kernel<L, NWG, G, QUANT, T>;
     if (!rotq_kernel_has_sm90(kernel, usable, dev)) return ROTQ_ERR_NOT_SUPPORTED;
     int64_t grid = 0;
     constexpr int NG = NWG / G;
-    const rotq_status st = rotq_persistent_grid(kernel, 128 * NWG, smem, regs, dev, (a.groups + NG - 1) / NG, &grid);
+    const int64_t units = (a.groups + T - 1) / T;
+    const rotq_status st = rotq_persistent_grid(kernel, 128 * NWG, smem, regs, dev, (units + NG - 1) / NG, &grid);
     if (st != ROTQ_OK) return st;
     CUtensorMap xmap;
     rotq_had_args t;
-    if (!rotq_factor_tma_only_args(a, f, L, gstride, &xmap, &t)) return ROTQ_ERR_NOT_SUPPORTED;
+    if (!rotq_factor_tma_only_args(a, f, L, gstride, &xmap, &t, T)) return ROTQ_ERR_NOT_SUPPORTED;
     if (dry) return ROTQ_OK;
     const int os = a.out_dtype == ROTQ_DTYPE_F32 ? 4 : 2;
     // 2: 16-bit rows of y 16-byte aligned (the staged 16-byte stores); 1: pairs
@@ -394,7 +515,7 @@ static rotq_status rotq_launch_wg_build(const rotq_had_args &a, const rotq_had_f
         q = *qa;
     else
         memset(&q, 0, sizeof q);
-    rotq_had_wg_kernel<L, NWG, G, QUANT><<<(unsigned)grid, 128 * NWG, smem, stream>>>(t, f, q, xmap);
+    rotq_had_wg_kernel<L, NWG, G, QUANT, T><<<(unsigned)grid, 128 * NWG, smem, stream>>>(t, f, q, xmap);
     return rotq_cuda_check_launch();
 }
 
@@ -407,9 +528,31 @@ static rotq_status rotq_launch_wg_build(const rotq_had_args &a, const rotq_had_f
 template <int L, int NWG, bool QUANT = false>
 static rotq_status rotq_launch_wg(const rotq_had_args &a, const rotq_had_factor &f0, const rotq_q_args *qa,
                                   cudaStream_t stream, const rotq_cuda_device_info *dev, bool dry) {
-    if (dev->cc_major != 9 || f0.kt < ROTQ_WG_MIN_KT || f0.kt > ROTQ_FACTOR_MAX_KT) return ROTQ_ERR_NOT_SUPPORTED;
+    if (dev->cc_major != 9 || f0.kt > ROTQ_FACTOR_MAX_KT) return ROTQ_ERR_NOT_SUPPORTED;
     const int64_t gstride = rotq_factor_tma_input(a);
     if (gstride <= 0) return ROTQ_ERR_NOT_SUPPORTED;
+#ifndef ROTQ_WG_NO_PACK
+    // K <= 32 in the Hadamard build: T row blocks an m64 tile (one group a
+    // warpgroup), as many slots as fit.
+    if (!QUANT && rotq_wg_pack(f0.kt) > 1) {
+        const int T = rotq_wg_pack(f0.kt);
+        int S = ROTQ_WG_MAX_SLOTS;
+        while (S >= 1 && rotq_wg_smem(f0.kt, L, NWG, NWG, S, T) > (size_t)dev->max_smem_optin) S--;
+        if (S >= 1) {
+            rotq_had_factor f = f0;
+            f.groups_per_block = 1;
+            f.krows = 16 * f.kt;
+            f.slice_log = L;
+            f.wgmma = 1;
+            f.half_rows = 0;
+            f.stages = S;
+            const size_t smem = rotq_wg_smem(f0.kt, L, NWG, NWG, S, T);
+            if (T == 2) return rotq_launch_wg_build<L, NWG, 1, false, 2>(a, f, qa, smem, gstride, stream, dev, dry);
+            return rotq_launch_wg_build<L, NWG, 1, false, 4>(a, f, qa, smem, gstride, stream, dev, dry);
+        }
+    }
+#endif
+    if (f0.kt < ROTQ_WG_MIN_KT) return ROTQ_ERR_NOT_SUPPORTED;
     // Groups of G warpgroups, one m64 tile each, where the warpgroups divide
     // into such groups with two slots a group or more; else G = 1. Then the
     // most slots a group (up to ROTQ_WG_MAX_SLOTS) that fit one block an SM.

@@ -47,6 +47,23 @@ __device__ __forceinline__ void rotq_build_factor_wgmma_a(const rotq_had_factor 
     }
 }
 
+// The packed A operand of the warpgroup kernel (hadamard_factor_wg.cuh, T row
+// blocks an m64 tile, K <= 32): one m64 tile by 64 columns (kt 4), H_K on the
+// diagonal blocks of R = 64 / T rows and columns (row and column R i + r hold
+// H_K's r, r < K), zero elsewhere; the layout of rotq_build_factor_wgmma_a.
+__device__ __forceinline__ void rotq_build_wg_packed_a(const rotq_had_factor &f, uint32_t *A, int R) {
+    for (int p = threadIdx.x; p < 64 * 8; p += blockDim.x) {
+        const int pr = p >> 3, cg = p & 7, c0 = 8 * cg;
+        const int r = pr % R, cl = c0 % R;
+        uint32_t w[4] = {0u, 0u, 0u, 0u};
+        if (pr / R == c0 / R) {
+#pragma unroll
+            for (int i = 0; i < 8; i++) w[i >> 1] |= rotq_factor_entry16(f, r, cl + i) << (16 * (i & 1));
+        }
+        ((uint4 *)A)[((pr >> 3) * 8 + cg) * 8 + (pr & 7)] = make_uint4(w[0], w[1], w[2], w[3]);
+    }
+}
+
 #if ROTQ_WGMMA
 // The K step on wgmma (sm_90a, the large-K builds, TMA stages). A warpgroup
 // task is one m64 tile of H_K (rows past K zero) times one 64-column block of

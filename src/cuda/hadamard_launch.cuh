@@ -201,13 +201,13 @@ static inline int64_t rotq_factor_tma_input(const rotq_had_args &a) {
 
 // Host: the input map and launch arguments of the sm_90 kernels that always
 // read by TMA (the fragment and warpgroup kernels): row blocks of f.krows lines
-// in slices of 2^f.slice_log columns (rotq_tma_map_factor), and a with TMA input
-// and no TMA output (each kernel sets vec_out for its own stores). False: TMA
-// cannot map the input.
+// in slices of 2^f.slice_log columns (rotq_tma_map_factor), `blocks` row blocks
+// a box, and a with TMA input and no TMA output (each kernel sets vec_out for
+// its own stores). False: TMA cannot map the input.
 static inline bool rotq_factor_tma_only_args(const rotq_had_args &a, const rotq_had_factor &f, int L,
-                                             int64_t gstride, CUtensorMap *xmap, rotq_had_args *t) {
+                                             int64_t gstride, CUtensorMap *xmap, rotq_had_args *t, int blocks = 1) {
     memset(xmap, 0, sizeof *xmap);
-    if (!rotq_tma_map_factor(xmap, a.x, f.k, f.krows, L, f.slice_log, a.groups, gstride, 1)) return false;
+    if (!rotq_tma_map_factor(xmap, a.x, f.k, f.krows, L, f.slice_log, a.groups, gstride, blocks)) return false;
     *t = a;
     t->tma = 1;
     t->tma_out = 0;

@@ -131,6 +131,17 @@ __device__ __forceinline__ void ptx_bar_sync(int id, int threads) {
     asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
+// The same barrier that also returns whether `pred` held in any of its threads.
+__device__ __forceinline__ bool ptx_bar_red_or(int id, int threads, bool pred) {
+    uint32_t any;
+    asm volatile("{\n .reg .pred p, q;\n setp.ne.u32 p, %1, 0;\n barrier.red.or.pred q, %2, %3, p;\n"
+                 " selp.u32 %0, 1, 0, q;\n}\n"
+                 : "=r"(any)
+                 : "r"((uint32_t)pred), "r"(id), "r"(threads)
+                 : "memory");
+    return any != 0u;
+}
+
 // One arrival that also raises the barrier's expected transaction count by `bytes`.
 __device__ __forceinline__ void ptx_mbarrier_arrive_expect_tx(uint32_t mbar, uint32_t bytes) {
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(mbar), "r"(bytes) : "memory");
