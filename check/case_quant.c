@@ -694,6 +694,32 @@ void ck_op_quantize(ck_ctx *c) {
             run_case(c, q);
         }
     }
+    /* Its packed row blocks (K <= 32: 2 or 4 row blocks an m64 tile, the per-row
+       absmax and row sum a row block of the slot): K = 12, 20, 28 at 2^6 and 2^7,
+       every kind and int4 group size, special rows (a NaN / Inf row block makes
+       every packed output non-finite: the redo of the finite ones), row counts on
+       both sides of a slot and several slots a group, padded code rows, rotation
+       scales of every class. */
+    {
+        static const int32_t pk[3] = {12, 20, 28};
+        static const int64_t pr[6] = {1, 2, 3, 5, 6, 613};
+        for (int i = 0; i < 36; i++) {
+            const int kk = i % 6 < 3 ? i % 6 : 3;
+            const rotq_quant_kind kind = (rotq_quant_kind)kk;
+            const int32_t g = kind == ROTQ_QUANT_INT4_GROUP ? groups[i % 6 - 3] : 0;
+            const int32_t k = pk[(i / 6) % 3], n = k << (6 + (i / 18));
+            if (!full && i % 5 != 0) continue;
+            q = rotated(base(kind, g, (i + i / 6) & 1 ? ROTQ_DTYPE_BF16 : ROTQ_DTYPE_F16, pr[(i + i / 6) % 6], n), n, k, 0,
+                        (i / 4) & 1);
+            if (i % 3 != 1) q.special = 2;
+            if (i % 7 == 3) q.qs = n + (kind == ROTQ_QUANT_INT4_GROUP ? 16 : 8); /* not 16-byte rows */
+            if (i % 9 == 4) q.rscale = 3.0f;
+            if (i % 9 == 7) q.rscale = -0.75f;
+            if (kind == ROTQ_QUANT_INT8_ROW && i % 4 == 2) q.row_sums = 0;
+            q.ws = -1; /* fused: no workspace */
+            run_case(c, q);
+        }
+    }
     /* Model-sized rotated rows, row sums off, another static scale. */
     q = rotated(base(ROTQ_QUANT_INT8_ROW, 0, ROTQ_DTYPE_F16, 3, 14336), 14336, ROTQ_HADAMARD_FACTOR_AUTO, 0, 1);
     run_case(c, q);

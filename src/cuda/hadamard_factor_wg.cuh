@@ -74,8 +74,9 @@ typedef struct rotq_wg_ctl {
     uint64_t full[ROTQ_WG_MAX_WARPGROUPS][ROTQ_WG_MAX_SLOTS]; // group's slot arrived (TMA), by use parity
     uint32_t reads[ROTQ_WG_MAX_WARPGROUPS][ROTQ_WG_MAX_SLOTS]; // warpgroups done reading its current use
     // QUANT, per-row int8 / fp8: the group's tile absmax (as bits) and int8 row
-    // sum, over three buffers by the group's tile count k mod 3 (rotq_wg_quant).
-    uint32_t am[ROTQ_WG_MAX_WARPGROUPS][3], rs[ROTQ_WG_MAX_WARPGROUPS][3];
+    // sum, over three buffers by the group's slot count k mod 3, one word a row
+    // block of the slot (rotq_wg_quant).
+    uint32_t am[ROTQ_WG_MAX_WARPGROUPS][3 * ROTQ_WG_MAX_PACK], rs[ROTQ_WG_MAX_WARPGROUPS][3 * ROTQ_WG_MAX_PACK];
 } rotq_wg_ctl;
 
 // Bytes of a slot: one tile, 16 kt rows of 2^L 16-bit columns (rows past K
@@ -300,7 +301,7 @@ __global__ void __launch_bounds__(128 * NWG, 1)
     constexpr int R = 64 / T;        // packed: rows of a row block in the m64 tile (16 kt)
     extern __shared__ __align__(1024) char rotq_wg_smem_buf[];
     static_assert(NWG % G == 0, "rotq_had_wg_kernel: groups of G warpgroups");
-    static_assert(T == 1 || (G == 1 && !QUANT), "rotq_had_wg_kernel: packed row blocks in the Hadamard build, G = 1");
+    static_assert(T == 1 || G == 1, "rotq_had_wg_kernel: packed row blocks with one warpgroup a group");
     constexpr int NG = NWG / G; // groups
     const int S = f.stages;
     const unsigned slot_bytes = T * rotq_wg_slot_bytes(f.kt, L);
@@ -336,7 +337,7 @@ __global__ void __launch_bounds__(128 * NWG, 1)
             ptx_mbarrier_init(ptx_smem_addr(&ctl->full[grp][s]), 1);
             ctl->reads[grp][s] = 0u;
         }
-        for (int i = 0; i < 3; i++) ctl->am[grp][i] = ctl->rs[grp][i] = 0u;
+        for (int i = 0; i < 3 * ROTQ_WG_MAX_PACK; i++) ctl->am[grp][i] = ctl->rs[grp][i] = 0u;
         ptx_fence_mbarrier_init();
         for (int k = 0; k < S; k++) fill((unsigned)k);
     }
@@ -432,7 +433,7 @@ __global__ void __launch_bounds__(128 * NWG, 1)
                     if (a.x == a.y) ptx_bar_sync(1 + wg, 128);
                     if (live) finish();
                 }
-                if (!live) return;
+                if (!QUANT && !live) return;
             } else {
                 if (!QUANT && !live) return;
                 if (live) finish();
@@ -441,8 +442,9 @@ __global__ void __launch_bounds__(128 * NWG, 1)
             char *stage = staging + (threadIdx.x >> 5) * 2048u;
             if constexpr (QUANT) {
                 // Every warp of the group, padding ones too (the group barrier).
-                rotq_wg_quant<L>(qa, ctl->am[grp], ctl->rs[grp], group_bar, 128 * G, leader && rank == 0, k, tile,
-                                 k > 0 ? tile_of(k - 1) : 0, K, r0w, v, stage, a.scale);
+                rotq_wg_quant<L, T>(qa, ctl->am[grp], ctl->rs[grp], group_bar, 128 * G, leader && rank == 0, k,
+                                    tile * T, k > 0 ? tile_of(k - 1) * T : 0, a.groups, (int)(wtile - tile * T), K,
+                                    live ? r0w : K, v, stage, a.scale);
                 return;
             }
             if (a.out_dtype != ROTQ_DTYPE_F32 && a.vec_out == 2) {
@@ -475,10 +477,13 @@ __global__ void __launch_bounds__(128 * NWG, 1)
         }
     }
     if constexpr (QUANT) {
-        // The last tile's int8 row sum, once every warp of the group has added to it.
+        // The last slot's int8 row sums, once every warp of the group has added to them.
         if (qa.kind == ROTQ_QUANT_INT8_ROW && qa.row_sums && k > 0) {
             ptx_bar_sync(group_bar, 128 * G);
-            if (leader && rank == 0) qa.row_sums[tile_of(k - 1)] = (int32_t)ctl->rs[grp][(k - 1) % 3u];
+            const int64_t t0 = tile_of(k - 1) * T;
+            if (leader && rank == 0)
+                for (int i = 0; i < T && t0 + i < a.groups; i++)
+                    qa.row_sums[t0 + i] = (int32_t)ctl->rs[grp][(k - 1) % 3u * ROTQ_WG_MAX_PACK + i];
         }
     }
 #endif
@@ -532,9 +537,9 @@ static rotq_status rotq_launch_wg(const rotq_had_args &a, const rotq_had_factor 
     const int64_t gstride = rotq_factor_tma_input(a);
     if (gstride <= 0) return ROTQ_ERR_NOT_SUPPORTED;
 #ifndef ROTQ_WG_NO_PACK
-    // K <= 32 in the Hadamard build: T row blocks an m64 tile (one group a
-    // warpgroup), as many slots as fit.
-    if (!QUANT && rotq_wg_pack(f0.kt) > 1) {
+    // K <= 32: T row blocks an m64 tile (one group a warpgroup), as many slots
+    // as fit.
+    if (rotq_wg_pack(f0.kt) > 1) {
         const int T = rotq_wg_pack(f0.kt);
         int S = ROTQ_WG_MAX_SLOTS;
         while (S >= 1 && rotq_wg_smem(f0.kt, L, NWG, NWG, S, T) > (size_t)dev->max_smem_optin) S--;
@@ -547,8 +552,8 @@ static rotq_status rotq_launch_wg(const rotq_had_args &a, const rotq_had_factor 
             f.half_rows = 0;
             f.stages = S;
             const size_t smem = rotq_wg_smem(f0.kt, L, NWG, NWG, S, T);
-            if (T == 2) return rotq_launch_wg_build<L, NWG, 1, false, 2>(a, f, qa, smem, gstride, stream, dev, dry);
-            return rotq_launch_wg_build<L, NWG, 1, false, 4>(a, f, qa, smem, gstride, stream, dev, dry);
+            if (T == 2) return rotq_launch_wg_build<L, NWG, 1, QUANT, 2>(a, f, qa, smem, gstride, stream, dev, dry);
+            return rotq_launch_wg_build<L, NWG, 1, QUANT, 4>(a, f, qa, smem, gstride, stream, dev, dry);
         }
     }
 #endif

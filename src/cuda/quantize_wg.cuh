@@ -183,24 +183,31 @@ __device__ __forceinline__ void rotq_wgq_int4(const float (&v)[1 << (L - 6)][32]
     }
 }
 
-// The quantize epilogue of one warp's rows (r0w .. r0w + 15 of tile `tile`,
-// the group's k-th; rows past K are padding and read as 0). fs: the rotation
+// Row blocks a slot of the warpgroup kernel holds at most (its packed tiles):
+// the per-row buffers' stride.
+#define ROTQ_WG_MAX_PACK 4
+
+// The quantize epilogue of one warp's rows (r0w .. r0w + 15 of row block
+// tile0 + blk: the group's k-th slot holds row blocks tile0 .. tile0 + T - 1,
+// those below ntiles; rows past K are padding and read as 0). fs: the rotation
 // scale, folded into the multipliers where it is in (0, 1] (rotq_frag_quant_b),
 // else applied to the values first. Per-row int8 / fp8: the warp's absmax
-// into am3[k mod 3] (a shared atomic max), the group's barrier (bar_id,
+// into am3[k mod 3][blk] (a shared atomic max), the group's barrier (bar_id,
 // bar_threads), then the codes; the group's designated thread writes the
-// scale and, for the tile before (prev_tile, k > 0), the row sum that its
-// warps added to rs3[(k - 1) mod 3], and clears that buffer and am3 of the
-// same index (read by every warp before this barrier; next written after the
-// barrier of tile k + 1, which the designated thread reaches after the clear).
-// The caller writes the last tile's row sum after one more group barrier.
-// A warp whose rows are all padding (r0w >= K) only takes part in the barrier.
-template <int L>
+// slot's scales and, for the slot before (prev_tile0, k > 0: T whole row
+// blocks), the row sums that its warps added to rs3[(k - 1) mod 3][.], and
+// clears those buffers and am3 of the same index (read by every warp before
+// this barrier; next written after the barrier of slot k + 1, which the
+// designated thread reaches after the clear). The caller writes the last
+// slot's row sums after one more group barrier. A warp whose rows are all
+// padding (r0w >= K) only takes part in the barrier.
+template <int L, int T = 1>
 __device__ __forceinline__ void rotq_wg_quant(const rotq_q_args &qa, uint32_t *am3, uint32_t *rs3, int bar_id,
-                                              int bar_threads, bool designated, unsigned k, int64_t tile,
-                                              int64_t prev_tile, int K, int r0w, float (&v)[1 << (L - 6)][32],
-                                              char *stage, float fs) {
+                                              int bar_threads, bool designated, unsigned k, int64_t tile0,
+                                              int64_t prev_tile0, int64_t ntiles, int blk, int K, int r0w,
+                                              float (&v)[1 << (L - 6)][32], char *stage, float fs) {
     constexpr int NQ = 1 << (L - 6);
+    const int64_t tile = tile0 + blk;
     const bool per_row = qa.kind == ROTQ_QUANT_INT8_ROW || qa.kind == ROTQ_QUANT_FP8_ROW;
     if (r0w >= K) {
         if (per_row) ptx_bar_sync(bar_id, bar_threads);
@@ -241,18 +248,23 @@ __device__ __forceinline__ void rotq_wg_quant(const rotq_q_args &qa, uint32_t *a
         rotq_wgq_flush<64 * NQ>(stage, qrow + r0w * (64 * NQ), rows_left, v16);
         return;
     }
-    const unsigned p = k % 3u, pc = (k + 2u) % 3u;
+    const unsigned p = (k % 3u) * ROTQ_WG_MAX_PACK, pc = ((k + 2u) % 3u) * ROTQ_WG_MAX_PACK;
     bool finite;
     const float m = rotq_qt_warp_absmax<32 * NQ>(&v[0][0], &finite); // both column blocks
-    if (lane == 0) atomicMax(&am3[p], __float_as_uint(m)); // finite, >= 0: ordered as its bits
+    if (lane == 0) atomicMax(&am3[p + blk], __float_as_uint(m)); // finite, >= 0: ordered as its bits
     ptx_bar_sync(bar_id, bar_threads);
-    const float am = fs * __uint_as_float(*(volatile uint32_t *)&am3[p]);
+    const float am = fs * __uint_as_float(*(volatile uint32_t *)&am3[p + blk]);
     const bool fp8 = qa.kind == ROTQ_QUANT_FP8_ROW;
     const float qmax = fp8 ? ROTQ_FP8_E4M3_MAX : ROTQ_I8_QMAX;
     if (designated) {
-        qa.scales[tile] = rotq_quant_scale(am, qmax);
-        if (!fp8 && qa.row_sums && k > 0) qa.row_sums[prev_tile] = (int32_t) * (volatile uint32_t *)&rs3[pc];
-        rs3[pc] = 0u, am3[pc] = 0u;
+#pragma unroll
+        for (int i = 0; i < T; i++) {
+            if (tile0 + i < ntiles)
+                qa.scales[tile0 + i] =
+                    rotq_quant_scale(fs * __uint_as_float(*(volatile uint32_t *)&am3[p + i]), qmax);
+            if (!fp8 && qa.row_sums && k > 0) qa.row_sums[prev_tile0 + i] = (int32_t) * (volatile uint32_t *)&rs3[pc + i];
+            rs3[pc + i] = 0u, am3[pc + i] = 0u;
+        }
     }
     const float inv = fs * rotq_quant_inv(am, qmax);
     // A warp of finite values needs no clamp or NaN fix-up (rotq_q_codes8).
@@ -268,7 +280,7 @@ __device__ __forceinline__ void rotq_wg_quant(const rotq_q_args &qa, uint32_t *a
             rotq_wgq_codes8<L, false>(v, inv, stage, &sum);
         if (qa.row_sums) {
             sum = rotq_warp_sum_u32(sum);
-            if (lane == 0) atomicAdd(&rs3[p], sum); // wrapping, as the CPU's uint32 sum
+            if (lane == 0) atomicAdd(&rs3[p + blk], sum); // wrapping, as the CPU's uint32 sum
         }
     }
     rotq_wgq_flush<64 * NQ>(stage, qrow + r0w * (64 * NQ), rows_left, v16);
