@@ -507,14 +507,15 @@ static void quant_groups(cuda_state *s) {
        other model widths whose rotation has a K factor: 11008 = 172 * 64
        (Llama-2-7B MLP), 13824 = 108 * 128 (Llama-2-13B), 28672 = 28 * 1024
        (Llama-2/3-70B), 5120 = 40 * 128 (Llama-2-13B hidden), 3584 = 28 * 128
-       (Qwen2-7B hidden), fused and as the two-call pair. */
+       (Qwen2-7B hidden), 1536 = 12 * 128 (Qwen2-1.5B hidden), fused and as the
+       two-call pair. */
     if (!quick) {
-        static const int32_t model_n[] = {11008, 13824, 28672, 5120, 3584};
+        static const int32_t model_n[] = {11008, 13824, 28672, 5120, 3584, 1536};
         quant_group_pair(s, "quant-fused-models",
                          "f16, rotate (K*2^m) + quantize in one call at more model widths, 2^25 elements, "
                          "vs copy of input+output bytes",
                          "quant-unfused-models", "the same as rotq_hadamard then rotq_quantize, vs the same copy",
-                         model_n, 5, E(25), 0.0);
+                         model_n, 6, E(25), 0.0);
     }
 
     /* Last: the target rows at 2^27 elements (the issue asks for 2^25 or more;

@@ -167,7 +167,7 @@ static rotq_status rotq_hadamard_dispatch(const rotq_exec *exec, const rotq__had
         // K <= 64 at 2^8 .. 2^10 on sm_90 with TMA: the fragment kernel.
         const rotq_status sf = rotq_dispatch_frag_es2(L, a, fl, stream, dev, dry);
         if (sf != ROTQ_ERR_NOT_SUPPORTED) return sf;
-        // K > 16 at 2^6, 2^7 on sm_90a with TMA: the warpgroup kernel.
+        // K >= 12 at 2^6, 2^7 on sm_90a with TMA: the warpgroup kernel.
         const rotq_status sw = rotq_dispatch_wg_es2(L, a, fl, stream, dev, dry);
         if (sw != ROTQ_ERR_NOT_SUPPORTED) return sw;
     }

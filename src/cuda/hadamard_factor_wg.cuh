@@ -1,7 +1,8 @@
-// The K * 2^L Hadamard kernel for K > 16 at 2^6 and 2^7 on sm_90a (16-bit
+// The K * 2^L Hadamard kernel for K >= 12 at 2^6 and 2^7 on sm_90a (16-bit
 // inputs by TMA): 108 * 128 (Llama-2-13B's MLP) and 172 * 64 (Llama-2-7B's),
-// 40 * 128 (Llama-2-13B's hidden size), and every K of 17 .. 176 at those widths
-// whose tiles fit (ROTQ_WG_MIN_KT: K <= 16 runs faster on the general kernel).
+// 40 * 128 (Llama-2-13B's hidden size), and every K of 12 .. 176 at those widths
+// whose tiles fit (K <= 16 only packed, below: unpacked it ran slower than the
+// general kernel, ROTQ_WG_MIN_KT).
 // A sign vector is applied to each arrived slot by its warpgroups before the K
 // step.
 //
@@ -62,11 +63,12 @@
 #define ROTQ_WG_NWG7 4 // and at 2^7
 #endif
 #ifndef ROTQ_WG_MIN_KT
-// The fewest k tiles (16 rows of H_K) this kernel takes: K > 16. At K <= 16 three
-// of a warpgroup's four warps hold only padding rows of the m64 tile (12 * 128
-// measured 1.6x slower than the general kernel, same-run A/B on the H100, f16 at
-// 2^25: 127.3 against 79.4 us; 40 * 128 57.3 against 82.7, 28 * 128 63.3
-// against 77.2, 40 * 64 59.0 against 72.7).
+// The fewest k tiles (16 rows of H_K) this kernel takes with one row block a
+// slot: K > 16. At K <= 16 three of a warpgroup's four warps hold only padding
+// rows of the m64 tile (12 * 128 measured 1.6x slower than the general kernel,
+// same-run A/B on the H100, f16 at 2^25: 127.3 against 79.4 us; 40 * 128 57.3
+// against 82.7, 28 * 128 63.3 against 77.2, 40 * 64 59.0 against 72.7). With
+// packed row blocks (rotq_wg_pack) K <= 16 runs four a slot instead.
 #define ROTQ_WG_MIN_KT 2
 #endif
 
@@ -526,7 +528,7 @@ static rotq_status rotq_launch_wg_build(const rotq_had_args &a, const rotq_had_f
 
 // Host: whether this kernel takes the call, and its launch: compute capability
 // 9.x with code for sm_90a loaded, 16-bit inputs whose row blocks TMA can read
-// (rotq_factor_tma_input), K > 16. ROTQ_ERR_NOT_SUPPORTED otherwise (the
+// (rotq_factor_tma_input), K > 16 (K <= 32: packed). ROTQ_ERR_NOT_SUPPORTED otherwise (the
 // general factor kernel runs). QUANT: the fused rotate + quantize build (qa),
 // only where the groups hold one m64 tile a warpgroup (a quantize row's
 // absmax spans its m64 tiles). dry: decide, launch nothing.

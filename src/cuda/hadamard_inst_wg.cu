@@ -1,4 +1,4 @@
-// The K * 2^L kernel of hadamard_factor_wg.cuh: K > 16 at 2^6 and 2^7 (sm_90a).
+// The K * 2^L kernel of hadamard_factor_wg.cuh: K >= 12 at 2^6 and 2^7 (sm_90a).
 #include "hadamard_factor_wg.cuh"
 
 rotq_status rotq_dispatch_wg_es2(int L, const rotq_had_args &a, const rotq_had_factor &f, cudaStream_t s,

@@ -429,7 +429,7 @@ static inline bool rotq_kernel_has_sm90(const void *kernel, int *usable, const r
     return u > 0;
 }
 
-// The warpgroup kernel (hadamard_factor_wg.cuh, hadamard_inst_wg.cu): K > 16 at
+// The warpgroup kernel (hadamard_factor_wg.cuh, hadamard_inst_wg.cu): K >= 12 at
 // 2^6 and 2^7, 16-bit input, sm_90a; ROTQ_ERR_NOT_SUPPORTED
 // elsewhere. dry: as rotq_dispatch_factor_es2.
 rotq_status rotq_dispatch_wg_es2(int L, const rotq_had_args &a, const rotq_had_factor &f, cudaStream_t s,

@@ -1,7 +1,7 @@
 // Quantization with a K*2^m rotation. Fused where it can be, one pass over
 // memory: the fragment kernel built with its quantize epilogue
 // (hadamard_factor_frag.cuh: K <= 64 at 2^8 .. 2^10 on sm_90), the warpgroup
-// kernel's (hadamard_factor_wg.cuh: K > 16 at 2^6, 2^7 on sm_90a), else the factor
+// kernel's (hadamard_factor_wg.cuh: K >= 12 at 2^6, 2^7 on sm_90a), else the factor
 // Hadamard kernel built with its own (hadamard_factor.cuh). Otherwise (f32
 // input, block-diagonal K, rows longer than the kernel's shared memory) the
 // Hadamard kernels write the rotated rows to a temporary fp32 buffer, then the
@@ -26,7 +26,7 @@ rotq_status rotq_dispatch_frag_quant_es2(int L, const rotq_had_args &a, const ro
                                          const rotq_q_args &qa, cudaStream_t s, const rotq_cuda_device_info *d,
                                          bool dry);
 
-// The warpgroup kernel's quantize build (quantize_rot_wg.cu): K > 16 at 2^6,
+// The warpgroup kernel's quantize build (quantize_rot_wg.cu): K >= 12 at 2^6,
 // 2^7 on sm_90a, ROTQ_ERR_NOT_SUPPORTED elsewhere.
 rotq_status rotq_dispatch_wg_quant_es2(int L, const rotq_had_args &a, const rotq_had_factor &f,
                                        const rotq_q_args &qa, cudaStream_t s, const rotq_cuda_device_info *d,
@@ -52,7 +52,7 @@ rotq_status rotq_q_launch_rot_factor(int kind, rotq_q_args qa, const rotq__hadam
     a.signs = rotate->signs;
     a.vec_in = rotq_q_aligned(x->data, 16) && (x->stride * 2) % 16 == 0 && (n * 2) % 16 == 0;
     qa.kind = kind;
-    // K <= 64 at 2^8 .. 2^10 on sm_90: the fragment kernel; K > 16 at 2^6, 2^7
+    // K <= 64 at 2^8 .. 2^10 on sm_90: the fragment kernel; K >= 12 at 2^6, 2^7
     // on sm_90a: the warpgroup kernel; else the general one.
     const rotq_status sf = rotq_dispatch_frag_quant_es2(rotate->log2_pow2, a, f, qa, stream, dev, dry);
     if (sf != ROTQ_ERR_NOT_SUPPORTED) return sf;

@@ -1,5 +1,5 @@
 // Quantize with a K * 2^L rotation on the warpgroup kernel (hadamard_factor_wg.cuh
-// built with QUANT): K > 16 at 2^6 and 2^7 (172 * 64 = 11008, 108 * 128 = 13824,
+// built with QUANT): K >= 12 at 2^6 and 2^7 (172 * 64 = 11008, 108 * 128 = 13824,
 // 40 * 128 = 5120), 16-bit input by TMA, sm_90a.
 #include "hadamard_factor_wg.cuh"
 
