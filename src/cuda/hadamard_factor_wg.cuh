@@ -480,7 +480,7 @@ __global__ void __launch_bounds__(128 * NWG, 1)
     }
     if constexpr (QUANT) {
         // The last slot's int8 row sums, once every warp of the group has added to them.
-        if (qa.kind == ROTQ_QUANT_INT8_ROW && qa.row_sums && k > 0) {
+        if (T != ROTQ_WG_MAX_PACK && qa.kind == ROTQ_QUANT_INT8_ROW && qa.row_sums && k > 0) {
             ptx_bar_sync(group_bar, 128 * G);
             const int64_t t0 = tile_of(k - 1) * T;
             if (leader && rank == 0)

@@ -193,14 +193,17 @@ __device__ __forceinline__ void rotq_wgq_int4(const float (&v)[1 << (L - 6)][32]
 // scale, folded into the multipliers where it is in (0, 1] (rotq_frag_quant_b),
 // else applied to the values first. Per-row int8 / fp8: the warp's absmax
 // into am3[k mod 3][blk] (a shared atomic max), the group's barrier (bar_id,
-// bar_threads), then the codes; the group's designated thread writes the
-// slot's scales and, for the slot before (prev_tile0, k > 0: T whole row
-// blocks), the row sums that its warps added to rs3[(k - 1) mod 3][.], and
+// bar_threads), then the codes; the group's designated thread writes, for
+// the slot before (prev_tile0, k > 0: T whole row blocks), the row sums that
+// its warps added to rs3[(k - 1) mod 3][.], and
 // clears those buffers and am3 of the same index (read by every warp before
 // this barrier; next written after the barrier of slot k + 1, which the
 // designated thread reaches after the clear). The caller writes the last
 // slot's row sums after one more group barrier. A warp whose rows are all
-// padding (r0w >= K) only takes part in the barrier.
+// padding (r0w >= K) only takes part in the barrier. The first warp of a row
+// block writes its scale. With four packed row blocks (16 rows each) a row
+// block is one warp's: its absmax, scale and row sum need no exchange, no
+// barrier and no buffer.
 template <int L, int T = 1>
 __device__ __forceinline__ void rotq_wg_quant(const rotq_q_args &qa, uint32_t *am3, uint32_t *rs3, int bar_id,
                                               int bar_threads, bool designated, unsigned k, int64_t tile0,
@@ -210,7 +213,7 @@ __device__ __forceinline__ void rotq_wg_quant(const rotq_q_args &qa, uint32_t *a
     const int64_t tile = tile0 + blk;
     const bool per_row = qa.kind == ROTQ_QUANT_INT8_ROW || qa.kind == ROTQ_QUANT_FP8_ROW;
     if (r0w >= K) {
-        if (per_row) ptx_bar_sync(bar_id, bar_threads);
+        if (per_row && T != ROTQ_WG_MAX_PACK) ptx_bar_sync(bar_id, bar_threads);
         return;
     }
     const unsigned lane = ptx_lane_id(), g = lane >> 2;
@@ -251,21 +254,26 @@ __device__ __forceinline__ void rotq_wg_quant(const rotq_q_args &qa, uint32_t *a
     const unsigned p = (k % 3u) * ROTQ_WG_MAX_PACK, pc = ((k + 2u) % 3u) * ROTQ_WG_MAX_PACK;
     bool finite;
     const float m = rotq_qt_warp_absmax<32 * NQ>(&v[0][0], &finite); // both column blocks
-    if (lane == 0) atomicMax(&am3[p + blk], __float_as_uint(m)); // finite, >= 0: ordered as its bits
-    ptx_bar_sync(bar_id, bar_threads);
-    const float am = fs * __uint_as_float(*(volatile uint32_t *)&am3[p + blk]);
     const bool fp8 = qa.kind == ROTQ_QUANT_FP8_ROW;
     const float qmax = fp8 ? ROTQ_FP8_E4M3_MAX : ROTQ_I8_QMAX;
-    if (designated) {
+    float am;
+    if constexpr (T == ROTQ_WG_MAX_PACK) { // 16-row row blocks: the row is this warp's
+        am = fs * m;
+    } else {
+        if (lane == 0) atomicMax(&am3[p + blk], __float_as_uint(m)); // finite, >= 0: ordered as its bits
+        ptx_bar_sync(bar_id, bar_threads);
+        am = fs * __uint_as_float(*(volatile uint32_t *)&am3[p + blk]);
+        if (designated) {
 #pragma unroll
-        for (int i = 0; i < T; i++) {
-            if (tile0 + i < ntiles)
-                qa.scales[tile0 + i] =
-                    rotq_quant_scale(fs * __uint_as_float(*(volatile uint32_t *)&am3[p + i]), qmax);
-            if (!fp8 && qa.row_sums && k > 0) qa.row_sums[prev_tile0 + i] = (int32_t) * (volatile uint32_t *)&rs3[pc + i];
-            rs3[pc + i] = 0u, am3[pc + i] = 0u;
+            for (int i = 0; i < T; i++) {
+                if (!fp8 && qa.row_sums && k > 0)
+                    qa.row_sums[prev_tile0 + i] = (int32_t) * (volatile uint32_t *)&rs3[pc + i];
+                rs3[pc + i] = 0u, am3[pc + i] = 0u;
+            }
         }
     }
+    // The scale by the row block's first warp (its first rows), one division a row.
+    if (r0w == 0 && lane == 0) qa.scales[tile] = rotq_quant_scale(am, qmax);
     const float inv = fs * rotq_quant_inv(am, qmax);
     // A warp of finite values needs no clamp or NaN fix-up (rotq_q_codes8).
     if (fp8) {
@@ -280,7 +288,10 @@ __device__ __forceinline__ void rotq_wg_quant(const rotq_q_args &qa, uint32_t *a
             rotq_wgq_codes8<L, false>(v, inv, stage, &sum);
         if (qa.row_sums) {
             sum = rotq_warp_sum_u32(sum);
-            if (lane == 0) atomicAdd(&rs3[p + blk], sum); // wrapping, as the CPU's uint32 sum
+            if (T == ROTQ_WG_MAX_PACK && lane == 0)
+                qa.row_sums[tile] = (int32_t)sum;
+            else if (lane == 0)
+                atomicAdd(&rs3[p + blk], sum); // wrapping, as the CPU's uint32 sum
         }
     }
     rotq_wgq_flush<64 * NQ>(stage, qrow + r0w * (64 * NQ), rows_left, v16);
