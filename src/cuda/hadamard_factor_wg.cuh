@@ -91,7 +91,7 @@ __host__ __device__ inline size_t rotq_wg_smem(int kt, int L, int nwg, int ng, i
     return (size_t)ng * slots * T * rotq_wg_slot_bytes(kt, L) + rotq_factor_frag_bytes(T > 1 ? 4 : kt, 1) +
            (size_t)nwg * 4 * 2048 + sizeof(rotq_wg_ctl);
 }
-// Row blocks packed into one m64 tile for K's k tiles (0: none).
+// Row blocks packed into one m64 tile for K's k tiles (1: none; K <= 16: 4, K <= 32: 2).
 __host__ __device__ inline int rotq_wg_pack(int kt) { return kt == 1 ? 4 : kt == 2 ? 2 : 1; }
 
 #if ROTQ_WGMMA
