@@ -21,8 +21,9 @@ typedef struct had_case {
     int inplace;
     int offset;  /* data pointers start this many elements into their allocations */
     int variant; /* CPU thread count / CUDA stream choice */
-    int nonfinite; /* rows i with i % 3 == 1 hold one +Inf, i % 7 == 5 one NaN: their row
-                      blocks' outputs must be non-finite, every other row's correct */
+    int nonfinite; /* 1: rows i with i % 3 == 1 hold one +Inf, i % 7 == 5 one NaN; 2: only
+                      i % 11 == 3 and i % 13 == 7 (slots of four rows without any too):
+                      their row blocks' outputs must be non-finite, every other row's correct */
     int ws;      /* CUDA workspace: 1 the call takes the two-pass path (the workspace
                     protocol, workspace.c), -1 it needs none (the query must say 0),
                     -2 it needs none where the fragment kernel runs (compute
@@ -91,8 +92,10 @@ static int data_make(const had_case *h, uint64_t seed, had_data *d, ck_result *r
         for (int64_t j = 0; j < h->cols; j++) ck_set(d->x, h->din, i * h->xs + j, ck_rng_activation(&rng));
     for (int64_t i = 0; h->nonfinite && i < h->rows; i++) {
         const int64_t j = (i * 7) % h->cols;
-        if (i % 3 == 1) ck_set(d->x, h->din, i * h->xs + j, INFINITY);
-        else if (i % 7 == 5) ck_set(d->x, h->din, i * h->xs + j, NAN);
+        const int inf = h->nonfinite == 1 ? i % 3 == 1 : i % 11 == 3;
+        const int nan = h->nonfinite == 1 ? i % 7 == 5 : i % 13 == 7;
+        if (inf) ck_set(d->x, h->din, i * h->xs + j, INFINITY);
+        else if (nan) ck_set(d->x, h->din, i * h->xs + j, NAN);
     }
 
     ck_had_ref ref;
@@ -790,6 +793,24 @@ void ck_op_hadamard(ck_ctx *c) {
                 if (j == 1) hn.cols = hn.xs = hn.ys = 2 * (int64_t)hn.size; /* block-diagonal */
                 emit(c, hn);
             }
+    /* Long calls (full table): several slots a warpgroup past its ring of slots (the
+       refill and the second mbarrier parity: more than 2 (2^7) or 3 (2^6) slots a
+       group of the 132-SM grid), a last slot of three row blocks (8451 = 4 * 2112 + 3),
+       in place, signs on block-diagonal rows; and sparse NaN / Inf rows in place, so
+       that slots with and without them meet. */
+    for (int i = 0; full && i < 4; i++) {
+        had_case hl = base_case(i < 2 ? 12 << 7 : 28 << 6, i < 2 ? 12 : 28, i & 1 ? BF16 : F16, i & 1 ? BF16 : F16,
+                                i < 2 ? 8451 : 6001);
+        hl.inplace = i == 1;
+        if (i == 2) hl.signs = 1, hl.cols = hl.xs = hl.ys = 2 * (int64_t)hl.size, hl.rows = 3001;
+        if (i == 3) hl.nonfinite = 2, hl.inplace = 1;
+        emit(c, hl);
+    }
+    if (full) {
+        had_case hs = base_case(12 << 7, 12, F16, F16, 101); /* T = 4, sparse non-finite rows, in place */
+        hs.nonfinite = 2, hs.inplace = 1;
+        emit(c, hs);
+    }
 
     /* Caller workspaces (rotq_exec.workspace; on CUDA the protocol of workspace.c:
        preferred, one-row and other sizes bit-identical to the pooled call, too

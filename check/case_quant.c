@@ -719,6 +719,24 @@ void ck_op_quantize(ck_ctx *c) {
             q.ws = -1; /* fused: no workspace */
             run_case(c, q);
         }
+        /* int8 with row sums on every row block of a slot (5 and 613 rows), and long
+           calls (full table) whose groups take several slots past their ring (the
+           designated thread's row sums of the slot before, the three buffers, the
+           refill), with special rows and a partial last slot (4227 = 2 * 2113 + 1,
+           8451 = 4 * 2112 + 3), per row (int8, fp8) and per group. */
+        static const int32_t lk[4] = {12, 28, 20, 12};
+        static const int64_t lr[4] = {5, 613, 4227, 8451};
+        for (int i = 0; i < 6; i++) {
+            if (!full && (i >= 2 && i != 4)) continue;
+            const int j = i < 4 ? i : 3;
+            const rotq_quant_kind kind = i == 4 ? ROTQ_QUANT_FP8_ROW : i == 5 ? ROTQ_QUANT_INT4_GROUP : ROTQ_QUANT_INT8_ROW;
+            const int32_t n = lk[j] << 7;
+            q = rotated(base(kind, i == 5 ? 64 : 0, i & 1 ? ROTQ_DTYPE_BF16 : ROTQ_DTYPE_F16, !full && i == 4 ? 7 : lr[j], n),
+                        n, lk[j], 0, i == 3);
+            q.special = 2;
+            q.ws = -1;
+            run_case(c, q);
+        }
     }
     /* Model-sized rotated rows, row sums off, another static scale. */
     q = rotated(base(ROTQ_QUANT_INT8_ROW, 0, ROTQ_DTYPE_F16, 3, 14336), 14336, ROTQ_HADAMARD_FACTOR_AUTO, 0, 1);

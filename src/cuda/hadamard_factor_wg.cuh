@@ -445,7 +445,7 @@ __global__ void __launch_bounds__(128 * NWG, 1)
             if constexpr (QUANT) {
                 // Every warp of the group, padding ones too (the group barrier).
                 rotq_wg_quant<L, T>(qa, ctl->am[grp], ctl->rs[grp], group_bar, 128 * G, leader && rank == 0, k,
-                                    tile * T, k > 0 ? tile_of(k - 1) * T : 0, a.groups, (int)(wtile - tile * T), K,
+                                    tile * T, k > 0 ? tile_of(k - 1) * T : 0, (int)(wtile - tile * T), K,
                                     live ? r0w : K, v, stage, a.scale);
                 return;
             }
@@ -528,7 +528,7 @@ static rotq_status rotq_launch_wg_build(const rotq_had_args &a, const rotq_had_f
 
 // Host: whether this kernel takes the call, and its launch: compute capability
 // 9.x with code for sm_90a loaded, 16-bit inputs whose row blocks TMA can read
-// (rotq_factor_tma_input), K > 16 (K <= 32: packed). ROTQ_ERR_NOT_SUPPORTED otherwise (the
+// (rotq_factor_tma_input), K >= 12 (K <= 32 packed). ROTQ_ERR_NOT_SUPPORTED otherwise (the
 // general factor kernel runs). QUANT: the fused rotate + quantize build (qa),
 // only where the groups hold one m64 tile a warpgroup (a quantize row's
 // absmax spans its m64 tiles). dry: decide, launch nothing.

@@ -188,13 +188,14 @@ __device__ __forceinline__ void rotq_wgq_int4(const float (&v)[1 << (L - 6)][32]
 #define ROTQ_WG_MAX_PACK 4
 
 // The quantize epilogue of one warp's rows (r0w .. r0w + 15 of row block
-// tile0 + blk: the group's k-th slot holds row blocks tile0 .. tile0 + T - 1,
-// those below ntiles; rows past K are padding and read as 0). fs: the rotation
+// tile0 + blk: the group's k-th slot holds row blocks tile0 .. tile0 + T - 1;
+// rows past K are padding and read as 0). fs: the rotation
 // scale, folded into the multipliers where it is in (0, 1] (rotq_frag_quant_b),
 // else applied to the values first. Per-row int8 / fp8: the warp's absmax
 // into am3[k mod 3][blk] (a shared atomic max), the group's barrier (bar_id,
 // bar_threads), then the codes; the group's designated thread writes, for
-// the slot before (prev_tile0, k > 0: T whole row blocks), the row sums that
+// the slot before (prev_tile0, k > 0: T row blocks, all present since only a
+// launch's last slot can be partial), the row sums that
 // its warps added to rs3[(k - 1) mod 3][.], and
 // clears those buffers and am3 of the same index (read by every warp before
 // this barrier; next written after the barrier of slot k + 1, which the
@@ -207,7 +208,7 @@ __device__ __forceinline__ void rotq_wgq_int4(const float (&v)[1 << (L - 6)][32]
 template <int L, int T = 1>
 __device__ __forceinline__ void rotq_wg_quant(const rotq_q_args &qa, uint32_t *am3, uint32_t *rs3, int bar_id,
                                               int bar_threads, bool designated, unsigned k, int64_t tile0,
-                                              int64_t prev_tile0, int64_t ntiles, int blk, int K, int r0w,
+                                              int64_t prev_tile0, int blk, int K, int r0w,
                                               float (&v)[1 << (L - 6)][32], char *stage, float fs) {
     constexpr int NQ = 1 << (L - 6);
     const int64_t tile = tile0 + blk;
