@@ -506,6 +506,15 @@ static quant_case rotated(quant_case q, int32_t size, int32_t factor, uint32_t f
     return q;
 }
 
+/* Case i of a table cycling through six kinds: int8 / fp8 per row, fp8 per tensor,
+   then int4 with groups of 32, 64, 128 (*group; 0 for the others). */
+static rotq_quant_kind kind_of_six(int i, int32_t *group) {
+    static const int32_t g[3] = {32, 64, 128};
+    const int k = i % 6;
+    *group = k < 3 ? 0 : g[k - 3];
+    return k < 3 ? (rotq_quant_kind)k : ROTQ_QUANT_INT4_GROUP;
+}
+
 void ck_op_quantize(ck_ctx *c) {
     int full = c->opt->full;
     quant_case q0;
@@ -675,9 +684,8 @@ void ck_op_quantize(ck_ctx *c) {
         static const int32_t wk[6][2] = {{172, 64}, {124, 64}, {116, 128}, {108, 128}, {40, 128}, {28, 64}};
         static const int64_t wr[4] = {3, 1001, 67, 1};
         for (int i = 0; i < 36; i++) {
-            const int kk = i % 6 < 3 ? i % 6 : 3; /* kinds 0..2, then int4 with groups 32, 64, 128 */
-            const rotq_quant_kind kind = (rotq_quant_kind)kk;
-            const int32_t g = kind == ROTQ_QUANT_INT4_GROUP ? groups[i % 6 - 3] : 0;
+            int32_t g;
+            const rotq_quant_kind kind = kind_of_six(i, &g);
             const int si = (i + i / 6) % 6; /* every kind on every size */
             const int32_t k = wk[si][0], n = wk[si][0] * wk[si][1];
             const int quick = i == 0 || i == 5 || i == 10 || i == 23 || i == 24;
@@ -704,9 +712,8 @@ void ck_op_quantize(ck_ctx *c) {
         static const int32_t pk[3] = {12, 20, 28};
         static const int64_t pr[6] = {1, 2, 3, 5, 6, 613};
         for (int i = 0; i < 36; i++) {
-            const int kk = i % 6 < 3 ? i % 6 : 3;
-            const rotq_quant_kind kind = (rotq_quant_kind)kk;
-            const int32_t g = kind == ROTQ_QUANT_INT4_GROUP ? groups[i % 6 - 3] : 0;
+            int32_t g;
+            const rotq_quant_kind kind = kind_of_six(i, &g);
             const int32_t k = pk[(i / 6) % 3], n = k << (6 + (i / 18));
             if (!full && i % 5 != 0) continue;
             q = rotated(base(kind, g, (i + i / 6) & 1 ? ROTQ_DTYPE_BF16 : ROTQ_DTYPE_F16, pr[(i + i / 6) % 6], n), n, k, 0,

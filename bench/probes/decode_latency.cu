@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "probe_timing.h"
 #include "rotq.h"
 
 __global__ void empty_kernel(void) {}
@@ -59,11 +60,6 @@ __global__ void copy_fadd(const uint4 *x, uint4 *y) {
                       __float_as_uint(f[3] + f[7]));
 }
 
-static int cmp(const void *a, const void *b) {
-    float x = *(const float *)a, y = *(const float *)b;
-    return x < y ? -1 : x > y;
-}
-
 typedef void (*launch_fn)(cudaStream_t, int, size_t, const uint4 *, uint4 *);
 static void launch_empty(cudaStream_t s, int blocks, size_t smem, const uint4 *x, uint4 *y) {
     (void)x, (void)y;
@@ -83,25 +79,25 @@ FADD_LAUNCHERS(256)
 FADD_LAUNCHERS(1024)
 FADD_LAUNCHERS(4096)
 
+// One row: the launch function and its shape as probe_time_us's context.
+typedef struct row_ctx {
+    launch_fn f;
+    int blocks;
+    size_t smem;
+    const uint4 *x;
+    uint4 *y;
+} row_ctx;
+static void run_row(cudaStream_t s, const void *ctx) {
+    const row_ctx *c = (const row_ctx *)ctx;
+    c->f(s, c->blocks, c->smem, c->x, c->y);
+}
 static float time_row(launch_fn f, int blocks, size_t smem, void *flush, size_t flush_bytes, const uint4 *x, uint4 *y) {
     cudaStream_t s;
-    cudaEvent_t e0, e1;
     cudaStreamCreate(&s);
-    cudaEventCreate(&e0);
-    cudaEventCreate(&e1);
-    float t[50];
-    for (int w = 0; w < 5; w++) f(s, blocks, smem, x, y);
-    for (int r = 0; r < 50; r++) {
-        if (flush_bytes) cudaMemsetAsync(flush, r, flush_bytes, s); // 0: no flush
-        cudaEventRecord(e0, s);
-        f(s, blocks, smem, x, y);
-        cudaEventRecord(e1, s);
-        cudaEventSynchronize(e1);
-        cudaEventElapsedTime(&t[r], e0, e1);
-    }
-    qsort(t, 50, sizeof t[0], cmp);
+    const row_ctx c = {f, blocks, smem, x, y};
+    const float t = probe_time_us(run_row, &c, flush, flush_bytes, s);
     cudaStreamDestroy(s);
-    return t[25] * 1000.0f;
+    return t;
 }
 
 int main(void) {
@@ -159,7 +155,7 @@ int main(void) {
             cudaEventElapsedTime(&t[r], e0, e1);
             if (st != ROTQ_OK) printf("rotq_hadamard: %s\n", rotq_status_string(st));
         }
-        qsort(t, 50, sizeof t[0], cmp);
+        qsort(t, 50, sizeof t[0], probe_cmp_float);
         float hot[50]; // the same without the flush: what the DRAM misses (data and code) cost
         for (int r = 0; r < 50; r++) {
             cudaEventRecord(e0, s);
@@ -168,7 +164,7 @@ int main(void) {
             cudaEventSynchronize(e1);
             cudaEventElapsedTime(&hot[r], e0, e1);
         }
-        qsort(hot, 50, sizeof hot[0], cmp);
+        qsort(hot, 50, sizeof hot[0], probe_cmp_float);
         struct timespec a, b;
         cudaStreamSynchronize(s);
         clock_gettime(CLOCK_MONOTONIC, &a);

@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "probe_timing.h"
+
 template <int B> struct blob {
     uint32_t w[B / 4];
 };
@@ -37,11 +39,6 @@ template <int B> __global__ void copy_kernel(const uint4 *x, uint4 *y, uint32_t 
         if (s2) s2[i >> 5] = v.y;
     }
     if (a.w[0] == 0x9e3779b9u && threadIdx.x == 1000) asm volatile("trap;");
-}
-
-static int cmp(const void *a, const void *b) {
-    float x = *(const float *)a, y = *(const float *)b;
-    return x < y ? -1 : x > y;
 }
 
 typedef struct probe {
@@ -88,24 +85,18 @@ static void l_copy_near(cudaStream_t s, const probe *p) {
     copy_kernel<16><<<2, 256, 0, s>>>(p->x, (uint4 *)((char *)p->x + (1 << 20)), NULL, NULL, a);
 }
 
+// One row: the launch function and its buffers as probe_time_us's context.
+typedef struct row_ctx {
+    launch_fn f;
+    const probe *p;
+} row_ctx;
+static void run_row(cudaStream_t s, const void *ctx) {
+    const row_ctx *c = (const row_ctx *)ctx;
+    c->f(s, c->p);
+}
 static float time_row(launch_fn f, const probe *p, void *flush, size_t flush_bytes, cudaStream_t s) {
-    cudaEvent_t e0, e1;
-    cudaEventCreate(&e0);
-    cudaEventCreate(&e1);
-    float t[50];
-    for (int w = 0; w < 5; w++) f(s, p);
-    for (int r = 0; r < 50; r++) {
-        cudaMemsetAsync(flush, r, flush_bytes, s);
-        cudaEventRecord(e0, s);
-        f(s, p);
-        cudaEventRecord(e1, s);
-        cudaEventSynchronize(e1);
-        cudaEventElapsedTime(&t[r], e0, e1);
-    }
-    qsort(t, 50, sizeof t[0], cmp);
-    cudaEventDestroy(e0);
-    cudaEventDestroy(e1);
-    return t[25] * 1000.0f;
+    const row_ctx c = {f, p};
+    return probe_time_us(run_row, &c, flush, flush_bytes, s);
 }
 
 int main(void) {

@@ -538,41 +538,25 @@ static rotq_status rotq_launch_wg(const rotq_had_args &a, const rotq_had_factor 
     if (dev->cc_major != 9 || f0.kt > ROTQ_FACTOR_MAX_KT) return ROTQ_ERR_NOT_SUPPORTED;
     const int64_t gstride = rotq_factor_tma_input(a);
     if (gstride <= 0) return ROTQ_ERR_NOT_SUPPORTED;
+    // K <= 32: T row blocks an m64 tile, one group a warpgroup (else T = 1).
+    int T = 1;
 #ifndef ROTQ_WG_NO_PACK
-    // K <= 32: T row blocks an m64 tile (one group a warpgroup), as many slots
-    // as fit.
-    if (rotq_wg_pack(f0.kt) > 1) {
-        const int T = rotq_wg_pack(f0.kt);
-        int S = ROTQ_WG_MAX_SLOTS;
-        while (S >= 1 && rotq_wg_smem(f0.kt, L, NWG, NWG, S, T) > (size_t)dev->max_smem_optin) S--;
-        if (S >= 1) {
-            rotq_had_factor f = f0;
-            f.groups_per_block = 1;
-            f.krows = 16 * f.kt;
-            f.slice_log = L;
-            f.wgmma = 1;
-            f.half_rows = 0;
-            f.stages = S;
-            const size_t smem = rotq_wg_smem(f0.kt, L, NWG, NWG, S, T);
-            if (T == 2) return rotq_launch_wg_build<L, NWG, 1, QUANT, 2>(a, f, qa, smem, gstride, stream, dev, dry);
-            return rotq_launch_wg_build<L, NWG, 1, QUANT, 4>(a, f, qa, smem, gstride, stream, dev, dry);
-        }
-    }
+    T = rotq_wg_pack(f0.kt);
 #endif
-    if (f0.kt < ROTQ_WG_MIN_KT) return ROTQ_ERR_NOT_SUPPORTED;
-    // Groups of G warpgroups, one m64 tile each, where the warpgroups divide
-    // into such groups with two slots a group or more; else G = 1. Then the
-    // most slots a group (up to ROTQ_WG_MAX_SLOTS) that fit one block an SM.
+    if (T == 1 && f0.kt < ROTQ_WG_MIN_KT) return ROTQ_ERR_NOT_SUPPORTED;
+    // Unpacked, groups of G warpgroups, one m64 tile each, where the warpgroups
+    // divide into such groups with two slots a group or more; else G = 1. Then
+    // the most slots a group (up to ROTQ_WG_MAX_SLOTS) that fit one block an SM.
     const int mtiles = (f0.k + 63) >> 6;
     int G = 1;
 #ifndef ROTQ_WG_NO_GROUPS
-    if (NWG % mtiles == 0 && rotq_wg_smem(f0.kt, L, NWG, NWG / mtiles, 2) <= (size_t)dev->max_smem_optin)
+    if (T == 1 && NWG % mtiles == 0 && rotq_wg_smem(f0.kt, L, NWG, NWG / mtiles, 2) <= (size_t)dev->max_smem_optin)
         G = mtiles;
 #endif
     int S = ROTQ_WG_MAX_SLOTS;
-    while (S >= 1 && rotq_wg_smem(f0.kt, L, NWG, NWG / G, S) > (size_t)dev->max_smem_optin) S--;
+    while (S >= 1 && rotq_wg_smem(f0.kt, L, NWG, NWG / G, S, T) > (size_t)dev->max_smem_optin) S--;
     if (S < 1 || (QUANT && G != mtiles)) return ROTQ_ERR_NOT_SUPPORTED;
-    const size_t smem = rotq_wg_smem(f0.kt, L, NWG, NWG / G, S);
+    const size_t smem = rotq_wg_smem(f0.kt, L, NWG, NWG / G, S, T);
     rotq_had_factor f = f0;
     f.groups_per_block = G; // warpgroups sharing a tile
     f.krows = 16 * f.kt;
@@ -580,6 +564,8 @@ static rotq_status rotq_launch_wg(const rotq_had_args &a, const rotq_had_factor 
     f.wgmma = 1;
     f.half_rows = 0;
     f.stages = S;
+    if (T == 2) return rotq_launch_wg_build<L, NWG, 1, QUANT, 2>(a, f, qa, smem, gstride, stream, dev, dry);
+    if (T == 4) return rotq_launch_wg_build<L, NWG, 1, QUANT, 4>(a, f, qa, smem, gstride, stream, dev, dry);
     if (G == 2) {
         if constexpr (NWG % 2 == 0)
             return rotq_launch_wg_build<L, NWG, 2, QUANT>(a, f, qa, smem, gstride, stream, dev, dry);
