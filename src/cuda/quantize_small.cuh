@@ -17,8 +17,82 @@
 // 1024 columns too) and the code rows allow 8-byte (int4: 4-byte) stores;
 // anything else returns ROTQ_ERR_NOT_SUPPORTED and takes quantize_rot.cu.
 #pragma once
+#include <string.h>
+
 #include "hadamard_small.cuh"
 #include "quantize_reg_epilogue.cuh" // reductions and code helpers; rotq_qt_i8x2 and co. (quantize_common.cuh)
+
+// The decode kernels' arguments: the fields of rotq_q_args and rotq_had_args
+// that they read (272 bytes as the two structs, 104 here). Kernel parameter
+// blocks past about 200 bytes cost a decode launch up to 0.75 us on every other
+// launch in some states of the process (H100, CUDA 13: perf-notes, "Kernel
+// parameter size"); 160 bytes and less measured none.
+typedef struct rotq_qs_args {
+    const void *x;
+    void *q;
+    float *scales;
+    int32_t *row_sums; // INT8_ROW only; may be NULL
+    const int8_t *signs;
+    int64_t x_stride;  // elements
+    int64_t q_stride;  // bytes
+    uint32_t groups;   // row blocks of the rotation: rows * blocks_per_row (<= ROTQ_SMALL_MAX_ELEMENTS)
+    uint32_t blocks_per_row;
+    int32_t n, in_dtype, vec_in, kind, cols_log;
+    float scale; // the rotation's
+    int32_t group, group_shift, groups_per_row;
+    float static_inv;
+} rotq_qs_args;
+static_assert(sizeof(rotq_qs_args) <= 160, "rotq_qs_args: keep the decode kernels' parameters small");
+
+static inline rotq_qs_args rotq_qs_pack(const rotq_q_args &qa, const rotq_had_args &a) {
+    rotq_qs_args p;
+    memset(&p, 0, sizeof p);
+    p.x = a.x;
+    p.q = qa.q;
+    p.scales = qa.scales;
+    p.row_sums = qa.row_sums;
+    p.signs = a.signs;
+    p.x_stride = a.x_stride;
+    p.q_stride = qa.q_stride;
+    p.groups = (uint32_t)a.groups;
+    p.blocks_per_row = (uint32_t)a.blocks_per_row;
+    p.n = a.n;
+    p.in_dtype = a.in_dtype;
+    p.vec_in = a.vec_in;
+    p.kind = qa.kind;
+    p.cols_log = qa.cols_log;
+    p.scale = a.scale;
+    p.group = qa.group;
+    p.group_shift = qa.group_shift;
+    p.groups_per_row = (int32_t)qa.groups_per_row;
+    p.static_inv = qa.static_inv;
+    return p;
+}
+
+// The two structs back in the kernel (registers; the fields it never reads stay zero).
+__device__ __forceinline__ void rotq_qs_unpack(const rotq_qs_args &p, rotq_q_args &qa, rotq_had_args &a) {
+    memset(&qa, 0, sizeof qa);
+    memset(&a, 0, sizeof a);
+    a.x = p.x;
+    a.signs = p.signs;
+    a.x_stride = p.x_stride;
+    a.groups = p.groups;
+    a.blocks_per_row = p.blocks_per_row;
+    a.n = p.n;
+    a.in_dtype = a.out_dtype = p.in_dtype;
+    a.vec_in = p.vec_in;
+    a.scale = p.scale;
+    qa.q = p.q;
+    qa.scales = p.scales;
+    qa.row_sums = p.row_sums;
+    qa.q_stride = p.q_stride;
+    qa.kind = p.kind;
+    qa.cols_log = p.cols_log;
+    qa.group = p.group;
+    qa.group_shift = p.group_shift;
+    qa.groups_per_row = p.groups_per_row;
+    qa.static_inv = p.static_inv;
+}
 
 // From the last round's layout to round 0's (thread t: tile elements
 // t * V .. t * V + V - 1), scaled by s on the way.
@@ -182,8 +256,11 @@ __device__ __forceinline__ void rotq_qs_bytes(const rotq_q_args &qa, float *v, f
 // DT >= 0: a build for rotq_had_fast_case (16-bit input of dtype DT; no y) and
 // one kind, KIND, with those as compile-time constants (quantize_small_fast.cu).
 template <int L, int DT = -1, int KIND = -1>
-__global__ void __launch_bounds__(rotq_small_plan<L>::THREADS) rotq_qs_kernel(rotq_q_args qa, rotq_had_args a) {
+__global__ void __launch_bounds__(rotq_small_plan<L>::THREADS) rotq_qs_kernel(rotq_qs_args p) {
     typedef rotq_small_plan<L> P;
+    rotq_q_args qa;
+    rotq_had_args a;
+    rotq_qs_unpack(p, qa, a);
     if (DT >= 0) {
         rotq_had_fast_args(a, DT, false);
         qa.cols_log = L; // rows of one rotation block: a row's threads are a constant
@@ -227,7 +304,7 @@ static rotq_status rotq_qs_launch(const rotq_q_args &qa, const rotq_had_args &a,
     if (st != ROTQ_OK || dry) return st;
     const int64_t total = a.groups << L;
     const unsigned grid = (unsigned)((total + (1 << P::LE) - 1) >> P::LE);
-    rotq_qs_kernel<L, DT, KIND><<<grid, P::THREADS, smem, stream>>>(qa, a);
+    rotq_qs_kernel<L, DT, KIND><<<grid, P::THREADS, smem, stream>>>(rotq_qs_pack(qa, a));
     return rotq_cuda_check_launch();
 }
 

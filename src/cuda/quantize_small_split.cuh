@@ -23,9 +23,12 @@
 
 // One block an SM, as rotq_had_split (all of a thread's loads in flight at once).
 template <int L, int DT>
-__global__ void __launch_bounds__(rotq_split_plan<L>::THREADS, 1) rotq_qs_split_int4(rotq_q_args qa, rotq_had_args a) {
+__global__ void __launch_bounds__(rotq_split_plan<L>::THREADS, 1) rotq_qs_split_int4(rotq_qs_args pa) {
     typedef rotq_split_plan<L> S;
     typedef typename S::local P;
+    rotq_q_args qa;
+    rotq_had_args a;
+    rotq_qs_unpack(pa, qa, a);
     rotq_had_fast_args(a, DT, false);
     extern __shared__ float rotq_qs_w[];
     const unsigned t = threadIdx.x;
@@ -46,6 +49,6 @@ static rotq_status rotq_qs_split_launch(const rotq_q_args &qa, const rotq_had_ar
     static_assert(S::SMEM <= 48 * 1024, "rotq_qs_split_launch: W past the default shared-memory limit");
     if (qa.cols_log != L || !rotq_split_one_wave(L, a.groups, dev)) return ROTQ_ERR_NOT_SUPPORTED;
     if (dry) return ROTQ_OK;
-    rotq_qs_split_int4<L, DT><<<(unsigned)(a.groups << S::T), S::THREADS, S::SMEM, stream>>>(qa, a);
+    rotq_qs_split_int4<L, DT><<<(unsigned)(a.groups << S::T), S::THREADS, S::SMEM, stream>>>(rotq_qs_pack(qa, a));
     return rotq_cuda_check_launch();
 }
