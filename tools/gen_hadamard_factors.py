@@ -102,7 +102,7 @@ def generate(data_dir):
     out.append(" * the other. Word w of row r holds columns 32w..32w+31 (column c in bit c % 32);")
     out.append(" * a set bit means -1, a clear bit +1 (unused high bits of a row's last word are 0).")
     out.append(" * Only src/common/hadamard_factors.c and a backend's own copy of the table")
-    out.append(" * (src/cuda/hadamard_factor_args.cuh) include this.")
+    out.append(" * (src/cuda/factor_table.cu) include this.")
     out.append(" */")
     out.append("#ifndef ROTQ_HADAMARD_FACTOR_DATA_H")
     out.append("#define ROTQ_HADAMARD_FACTOR_DATA_H")
@@ -121,7 +121,7 @@ def generate(data_dir):
                + ", ".join(str(e[2]) for e in entries) + "};")
     out.append("")
     out.append("/* The table's words as one initializer, so that a backend can define its own")
-    out.append("   copy (the CUDA backend keeps one in constant memory: src/cuda/hadamard_factor_args.cuh). */")
+    out.append("   copy (the CUDA backend's lives in device memory: src/cuda/factor_table.cu). */")
     out.append("#define ROTQ__FACTOR_BITS_INIT \\")
     out.append("    { \\")
     for k, wpr, off, packed in entries:

@@ -10,7 +10,7 @@
  * the other. Word w of row r holds columns 32w..32w+31 (column c in bit c % 32);
  * a set bit means -1, a clear bit +1 (unused high bits of a row's last word are 0).
  * Only src/common/hadamard_factors.c and a backend's own copy of the table
- * (src/cuda/hadamard_factor_args.cuh) include this.
+ * (src/cuda/factor_table.cu) include this.
  */
 #ifndef ROTQ_HADAMARD_FACTOR_DATA_H
 #define ROTQ_HADAMARD_FACTOR_DATA_H
@@ -26,7 +26,7 @@ static const int32_t rotq__factor_words_per_row[ROTQ__FACTOR_COUNT] = {1, 1, 1, 
 static const int32_t rotq__factor_offset[ROTQ__FACTOR_COUNT] = {0, 12, 32, 60, 132, 212, 300, 404, 524, 956, 1420, 1916, 2616, 3396};
 
 /* The table's words as one initializer, so that a backend can define its own
-   copy (the CUDA backend keeps one in constant memory: src/cuda/hadamard_factor_args.cuh). */
+   copy (the CUDA backend's lives in device memory: src/cuda/factor_table.cu). */
 #define ROTQ__FACTOR_BITS_INIT \
     { \
         /* K = 12: 12 rows x 1 words, offset 0 */ \

@@ -24,6 +24,11 @@ typedef struct rotq_cuda_device_info {
 // The current device's cached properties; NULL on failure (status in *st).
 const rotq_cuda_device_info *rotq_cuda_current_device(rotq_status *st);
 
+// The rows of H_K in device memory (factor_table.cu: ceil(K / 32) words a row,
+// column c in bit c % 32 of word c / 32, a set bit for -1) on device dev; NULL
+// with *st set for a K without a table or a failed lookup.
+const uint32_t *rotq_cuda_factor_bits(const rotq_cuda_device_info *dev, int32_t k, rotq_status *st);
+
 // The counter pair of the persistent power-of-two kernels' dynamic tile order
 // on this stream (device.cu): word 0 hands out tiles, word 1 counts the blocks
 // that are done, and the last block sets both back to zero, so that the next

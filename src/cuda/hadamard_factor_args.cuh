@@ -1,29 +1,12 @@
-// The K * 2^m kernels' description of H_K (rotq_had_factor: where its sign
-// bits are and the launch plan's choices, passed by value) and their build bounds.
+// The K * 2^m kernels' description of H_K (rotq_had_factor: packed sign bits
+// and the launch plan's choices, passed by value) and their build bounds.
 #pragma once
 #include "hadamard_pow2.cuh"
 #include "quantize_tile.cuh"
 
-#include "../common/hadamard_factor_data.h"
-
-// Every H_K's rows (one bit an entry, a set bit for -1: hadamard_factor_data.h)
-// in constant memory, a copy in each translation unit that builds these kernels.
-// They were 4 KB of kernel parameters: a parameter block that large cost every
-// launch 0.2-0.3 us on the H100, and up to 1 us more on every other launch in
-// some states of the process (perf-notes, "Kernel parameter size"). Read as the
-// parameters were, through the constant cache (a table in global memory made
-// the H_K builds at kernel start 4-15% slower at 2^23 / 2^25).
-static __constant__ uint32_t rotq_factor_bits_const[ROTQ__FACTOR_TOTAL_WORDS] = ROTQ__FACTOR_BITS_INIT;
-
-// The first word of H_K in the table; -1 for a K without one.
-static inline int32_t rotq_factor_bits_offset(int32_t k) {
-    for (int i = 0; i < ROTQ__FACTOR_COUNT; i++)
-        if (rotq__factor_k[i] == k) return rotq__factor_offset[i];
-    return -1;
-}
-
 #define ROTQ_FACTOR_MAX_WORDS 1032 /* 172 rows x 6 words */
 
+// H_K as packed sign bits, passed by value (<= 4.2 KB of kernel parameters).
 typedef struct rotq_had_factor {
     int32_t k;                 // K
     int32_t kt;                // ceil(K / 16): mma tiles along K
@@ -39,15 +22,11 @@ typedef struct rotq_had_factor {
     int32_t parts;             // fragment kernel: blocks sharing a tile, each its own output rows (1: whole tiles)
     int32_t part_rows;         // fragment kernel: output rows of H_K a part computes (K when parts = 1)
     uint32_t parts_magic;      // fragment kernel: rotq_frag_magic(parts) where parts > 1
-    int32_t bits_offset;       // H_K's first word in rotq_factor_bits_const (rotq_factor_word)
+    const uint32_t *bits;      // H_K's rows in device memory (rotq_cuda_factor_bits), words per row
+                               // apart; a pointer, not the 4 KB of rows (factor_table.cu)
     int32_t dyn_from;          // fragment kernel's DYN build: the block's first iteration whose tile
                                // comes from the counter (rotq_frag_claim)
 } rotq_had_factor;
-
-// Word w of H_K's row-major bits (rows of f.words words).
-__device__ __forceinline__ uint32_t rotq_factor_word(const rotq_had_factor &f, int w) {
-    return rotq_factor_bits_const[f.bits_offset + w];
-}
 
 #define ROTQ_FACTOR_MAX_KT 11
 // Kernels are built for two bounds on ceil(K / 16): 4 (K <= 64: 12 .. 60,

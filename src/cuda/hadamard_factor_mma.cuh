@@ -22,7 +22,7 @@ __host__ __device__ constexpr int rotq_factor_c_row(int p) {
 __device__ __forceinline__ uint32_t rotq_factor_entry16(const rotq_had_factor &f, int r, int c) {
     if (r >= f.k || c >= f.k) return 0;
     int rr = f.transpose ? c : r, cc = f.transpose ? r : c;
-    uint32_t neg = (rotq_factor_word(f, rr * f.words + (cc >> 5)) >> (cc & 31)) & 1u;
+    uint32_t neg = (f.bits[rr * f.words + (cc >> 5)] >> (cc & 31)) & 1u;
     return (f.f16_mma ? 0x3c00u : 0x3f80u) | (neg << 15);
 }
 
@@ -50,7 +50,7 @@ __device__ __forceinline__ void rotq_build_factor_frags(const rotq_had_factor &f
 #pragma unroll
             for (int h = 0; h < 2; h++) {
                 const int r = row0 + 16 * mt + (PERM ? rotq_factor_c_row<L>(gq + 8 * h) : gq + 8 * h);
-                const uint32_t bits = r < rend ? rotq_factor_word(f, r * f.words + (kt >> 1)) >> ((kt & 1) * 16) : 0u;
+                const uint32_t bits = r < rend ? f.bits[r * f.words + (kt >> 1)] >> ((kt & 1) * 16) : 0u;
 #pragma unroll
                 for (int q = 0; q < 2; q++) { // w[h + 2q]: columns 2tq + 8q, + 1
                     const int c = 16 * kt + 2 * tq + 8 * q;

@@ -34,7 +34,7 @@ __device__ __forceinline__ void rotq_build_factor_wgmma_a(const rotq_had_factor 
         if (r < f.k && c0 < f.k) {
             if (!f.transpose) {
                 const int live = f.k - c0 < 8 ? f.k - c0 : 8; // columns < K
-                const uint32_t bits = rotq_factor_word(f, r * f.words + (cg >> 2)) >> ((cg & 3) * 8);
+                const uint32_t bits = f.bits[r * f.words + (cg >> 2)] >> ((cg & 3) * 8);
 #pragma unroll
                 for (int i = 0; i < 8; i++)
                     if (i < live) w[i >> 1] |= (one | (((bits >> i) & 1u) << 15)) << (16 * (i & 1));
