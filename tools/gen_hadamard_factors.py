@@ -101,8 +101,7 @@ def generate(data_dir):
     out.append(" * word of factor i in rotq__factor_bits_data, which holds its K rows one after")
     out.append(" * the other. Word w of row r holds columns 32w..32w+31 (column c in bit c % 32);")
     out.append(" * a set bit means -1, a clear bit +1 (unused high bits of a row's last word are 0).")
-    out.append(" * Only src/common/hadamard_factors.c and a backend's own copy of the table")
-    out.append(" * (src/cuda/factor_table.cu) include this.")
+    out.append(" * Only src/common/hadamard_factors.c (and a backend uploading the table) includes this.")
     out.append(" */")
     out.append("#ifndef ROTQ_HADAMARD_FACTOR_DATA_H")
     out.append("#define ROTQ_HADAMARD_FACTOR_DATA_H")
@@ -120,17 +119,12 @@ def generate(data_dir):
     out.append("static const int32_t rotq__factor_offset[ROTQ__FACTOR_COUNT] = {"
                + ", ".join(str(e[2]) for e in entries) + "};")
     out.append("")
-    out.append("/* The table's words as one initializer, so that a backend can define its own")
-    out.append("   copy (the CUDA backend's lives in device memory: src/cuda/factor_table.cu). */")
-    out.append("#define ROTQ__FACTOR_BITS_INIT \\")
-    out.append("    { \\")
+    out.append("static const uint32_t rotq__factor_bits_data[ROTQ__FACTOR_TOTAL_WORDS] = {")
     for k, wpr, off, packed in entries:
-        out.append(f"        /* K = {k}: {k} rows x {wpr} words, offset {off} */ \\")
+        out.append(f"    /* K = {k}: {k} rows x {wpr} words, offset {off} */")
         for r, words in enumerate(packed):
-            out.append("        " + ", ".join(f"0x{w:08x}u" for w in words) + ", \\")
-    out.append("    }")
-    out.append("")
-    out.append("static const uint32_t rotq__factor_bits_data[ROTQ__FACTOR_TOTAL_WORDS] = ROTQ__FACTOR_BITS_INIT;")
+            out.append("    " + ", ".join(f"0x{w:08x}u" for w in words) + ",")
+    out.append("};")
     out.append("")
     out.append("#endif /* ROTQ_HADAMARD_FACTOR_DATA_H */")
     return "\n".join(out) + "\n"

@@ -10,9 +10,6 @@
 #include "internal.h"
 
 // Properties read once per device (src/cuda/device.cu).
-// Devices the backend keeps per-device state for (indices 0 .. 63).
-#define ROTQ_MAX_DEVICES 64
-
 typedef struct rotq_cuda_device_info {
     int device;         // the CUDA device index
     int sm_count;
@@ -23,11 +20,6 @@ typedef struct rotq_cuda_device_info {
 
 // The current device's cached properties; NULL on failure (status in *st).
 const rotq_cuda_device_info *rotq_cuda_current_device(rotq_status *st);
-
-// The rows of H_K in device memory (factor_table.cu: ceil(K / 32) words a row,
-// column c in bit c % 32 of word c / 32, a set bit for -1) on device dev; NULL
-// with *st set for a K without a table or a failed lookup.
-const uint32_t *rotq_cuda_factor_bits(const rotq_cuda_device_info *dev, int32_t k, rotq_status *st);
 
 // The counter pair of the persistent power-of-two kernels' dynamic tile order
 // on this stream (device.cu): word 0 hands out tiles, word 1 counts the blocks

@@ -5,6 +5,8 @@
 
 #include "common.cuh"
 
+#define ROTQ_MAX_DEVICES 64
+
 static rotq_cuda_device_info g_info[ROTQ_MAX_DEVICES];
 static int g_state[ROTQ_MAX_DEVICES]; // 0 empty, 1 filling, 2 ready
 

@@ -77,9 +77,7 @@ rotq_status rotq_factor_init(const rotq__hadamard_plan *plan, int in_dtype, rotq
     fl->half_rows = 0; // the launcher decides (rotq_factor_half_rows)
     fl->parts = 1;     // the fragment kernel's launcher decides (rotq_launch_frag)
     fl->part_rows = plan->k;
-    rotq_status st = ROTQ_OK;
-    const rotq_cuda_device_info *dev = rotq_cuda_current_device(&st);
-    if (!dev || !(fl->bits = rotq_cuda_factor_bits(dev, plan->k, &st))) return st;
+    memcpy(fl->bits, bits, sizeof(uint32_t) * plan->k * words);
     // G row blocks per tile: about 8192 elements, and G * 2^L a multiple of the
     // K step's column width (16 for 16-bit inputs, 8 for fp32).
     const int width = rotq_dtype_size(in_dtype) == 2 ? 16 : 8;

@@ -22,8 +22,7 @@ typedef struct rotq_had_factor {
     int32_t parts;             // fragment kernel: blocks sharing a tile, each its own output rows (1: whole tiles)
     int32_t part_rows;         // fragment kernel: output rows of H_K a part computes (K when parts = 1)
     uint32_t parts_magic;      // fragment kernel: rotq_frag_magic(parts) where parts > 1
-    const uint32_t *bits;      // H_K's rows in device memory (rotq_cuda_factor_bits), words per row
-                               // apart; a pointer, not the 4 KB of rows (factor_table.cu)
+    uint32_t bits[ROTQ_FACTOR_MAX_WORDS];
     int32_t dyn_from;          // fragment kernel's DYN build: the block's first iteration whose tile
                                // comes from the counter (rotq_frag_claim)
 } rotq_had_factor;
