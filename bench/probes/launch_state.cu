@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "probe_timing.h"
 #include "rotq.h"
 
 template <int ID, int N>
@@ -202,33 +203,29 @@ static void l_q4096(ctx *c) { rotq_q(c, 4096, 1, ROTQ_QUANT_INT8_ROW, 0); }
 static void l_q4096x16(ctx *c) { rotq_q(c, 4096, 16, ROTQ_QUANT_INT8_ROW, 0); }
 static void l_q4096i4(ctx *c) { rotq_q(c, 4096, 1, ROTQ_QUANT_INT4_GROUP, 128); }
 
-static int cmp_float(const void *a, const void *b) {
-    float x = *(const float *)a, y = *(const float *)b;
-    return x < y ? -1 : x > y;
-}
-
 enum { FLUSH, EVICT, WARM };
 
+// One row in one mode, as probe_time_us_before's context: the launch records
+// its SM (where it does) in slot rep; EVICT runs the evictor before the first event.
+typedef struct row_run {
+    launch_fn f;
+    ctx *c;
+    int mode;
+} row_run;
+static void run_row(cudaStream_t s, const void *p) {
+    (void)s;
+    const row_run *r = (const row_run *)p;
+    r->f(r->c);
+}
+static void before_row(cudaStream_t s, const void *p, int rep) {
+    (void)s;
+    const row_run *r = (const row_run *)p;
+    r->c->slot = rep;
+    if (r->mode == EVICT) l_evict(r->c);
+}
 static float time_us(launch_fn f, ctx *c, int mode, void *flush, size_t flush_bytes) {
-    cudaEvent_t e0, e1;
-    cudaEventCreate(&e0);
-    cudaEventCreate(&e1);
-    float t[50];
-    for (int w = 0; w < 5; w++) c->slot = 63, f(c);
-    for (int r = 0; r < 50; r++) {
-        if (mode != WARM) cudaMemsetAsync(flush, r, flush_bytes, c->s);
-        if (mode == EVICT) l_evict(c);
-        cudaEventRecord(e0, c->s);
-        c->slot = r;
-        f(c);
-        cudaEventRecord(e1, c->s);
-        cudaEventSynchronize(e1);
-        cudaEventElapsedTime(&t[r], e0, e1);
-    }
-    qsort(t, 50, sizeof t[0], cmp_float);
-    cudaEventDestroy(e0);
-    cudaEventDestroy(e1);
-    return t[25] * 1000.0f;
+    const row_run r = {f, c, mode};
+    return probe_time_us_before(run_row, &r, flush, mode == WARM ? 0 : flush_bytes, c->s, before_row);
 }
 
 int main(void) {

@@ -15,7 +15,12 @@ static int probe_cmp_float(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-static float probe_time_us(probe_launch_fn f, const void *ctx, void *flush, size_t flush_bytes, cudaStream_t s) {
+// Called after each timed repetition's memset and before its first event
+// (rep 0 .. 49): e.g. a launch that the timing must not include.
+typedef void (*probe_before_fn)(cudaStream_t, const void *ctx, int rep);
+
+static float probe_time_us_before(probe_launch_fn f, const void *ctx, void *flush, size_t flush_bytes,
+                                  cudaStream_t s, probe_before_fn before) {
     cudaEvent_t e0, e1;
     cudaEventCreate(&e0);
     cudaEventCreate(&e1);
@@ -23,6 +28,7 @@ static float probe_time_us(probe_launch_fn f, const void *ctx, void *flush, size
     for (int w = 0; w < 5; w++) f(s, ctx);
     for (int r = 0; r < 50; r++) {
         if (flush_bytes) cudaMemsetAsync(flush, r, flush_bytes, s);
+        if (before) before(s, ctx, r);
         cudaEventRecord(e0, s);
         f(s, ctx);
         cudaEventRecord(e1, s);
@@ -33,4 +39,8 @@ static float probe_time_us(probe_launch_fn f, const void *ctx, void *flush, size
     cudaEventDestroy(e0);
     cudaEventDestroy(e1);
     return t[25] * 1000.0f;
+}
+
+static float probe_time_us(probe_launch_fn f, const void *ctx, void *flush, size_t flush_bytes, cudaStream_t s) {
+    return probe_time_us_before(f, ctx, flush, flush_bytes, s, NULL);
 }
