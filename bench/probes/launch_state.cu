@@ -12,7 +12,9 @@
  *      warm    no flush, no evictor
  *    `code N` is one warp running N FFMAs of straight-line code (N * 16 bytes
  *    of SASS); the rotq rows are decode rows through the library (f16 in).
- *    The last line: the SMs that the 50 launches of `code 1024` ran on.
+ *    The line before the status: the SMs that the 50 launches of `code 1024`
+ *    ran on. (The evictor's grid is two blocks per SM; the block scheduler
+ *    decides where they run.)
  * 2. Kernel parameter size. Each "loops" line is one row timed in 12 loops one
  *    after another (each a median of 50): `params B` is a one-block copy-like
  *    kernel (8 KB in, 4 KB out) with B bytes of parameters, `busy B` a launch
@@ -73,15 +75,15 @@ __global__ void mimic_kernel(const uint4 *x, uint4 *q, float *scale, unsigned *s
     }
 }
 
-// The mimic kernel with 528 bytes of parameters: its output pointer at byte 8
-// (the line of the input pointer, read first) or at byte 512 (a line of its own,
-// first read at the store).
+// The mimic kernel's loads and code stores with 528 bytes of parameters: its
+// output pointer at byte 8 (beside the input pointer) or at byte 512 (ptxas reads
+// both at the start).
 typedef struct pblob {
     const uint4 *x;
     uint4 *q_near;
     uint32_t pad[124];
     uint4 *q_far;
-    float *scale;
+    uint64_t pad2;
 } pblob;
 template <bool FAR>
 __global__ void param_kernel(pblob p) {
@@ -107,8 +109,8 @@ __global__ void sized_kernel(sized<B> p) {
     p.q[t] = make_uint4(a.x ^ b.x ^ k, a.y ^ b.y, a.z ^ b.z, a.w ^ b.w);
 }
 
-// A launch of a few microseconds on every SM (four blocks of 256 threads an SM,
-// about 2000 dependent FMAs a thread) with B bytes of parameters.
+// A launch of about 14 us on every SM (four blocks of 256 threads an SM, 2000
+// dependent FMAs a thread) with B bytes of parameters.
 template <int B>
 struct wide {
     float *out;
@@ -129,7 +131,6 @@ typedef struct ctx {
     int sms;
     void *x, *q;
     float *scales;
-    int32_t *sums;
     cudaStream_t s;
     rotq_exec exec;
 } ctx;
@@ -149,7 +150,6 @@ static void l_param(ctx *c, bool far) {
     memset(&p, 0, sizeof p);
     p.x = (const uint4 *)c->x;
     p.q_near = p.q_far = (uint4 *)c->q;
-    p.scale = c->scales;
     if (far) param_kernel<true><<<1, 256, 0, c->s>>>(p);
     else param_kernel<false><<<1, 256, 0, c->s>>>(p);
 }
@@ -225,7 +225,10 @@ static void before_row(cudaStream_t s, const void *p, int rep) {
 }
 static float time_us(launch_fn f, ctx *c, int mode, void *flush, size_t flush_bytes) {
     const row_run r = {f, c, mode};
-    return probe_time_us_before(run_row, &r, flush, mode == WARM ? 0 : flush_bytes, c->s, before_row);
+    const float us = probe_time_us_before(run_row, &r, flush, mode == WARM ? 0 : flush_bytes, c->s, before_row);
+    const cudaError_t e = cudaGetLastError(); // a launch that failed would otherwise time as if it ran
+    if (e != cudaSuccess) fprintf(stderr, "launch failed: %s\n", cudaGetErrorString(e)), exit(1);
+    return us;
 }
 
 int main(void) {
@@ -272,7 +275,7 @@ int main(void) {
         }
 
     // Loops of the flush mode, one after another: the spread between loops, and
-    // (for the one-block probe kernels) the SM each loop's launches ran on.
+    // for the mimic kernel the SM its 26th timed launch of each loop ran on.
     const struct {
         const char *name;
         launch_fn f;

@@ -45,8 +45,7 @@ typedef struct rotq_qs_args {
 static_assert(sizeof(rotq_qs_args) <= 160, "rotq_qs_args: keep the decode kernels' parameters small");
 
 static inline rotq_qs_args rotq_qs_pack(const rotq_q_args &qa, const rotq_had_args &a) {
-    rotq_qs_args p;
-    memset(&p, 0, sizeof p);
+    rotq_qs_args p; // every field set below (no padding: 104 bytes)
     p.x = a.x;
     p.q = qa.q;
     p.scales = qa.scales;
@@ -69,7 +68,8 @@ static inline rotq_qs_args rotq_qs_pack(const rotq_q_args &qa, const rotq_had_ar
     return p;
 }
 
-// The two structs back in the kernel (registers; the fields it never reads stay zero).
+// The two structs back in the kernel, in registers: the fields the decode kernels
+// read, the others zero.
 __device__ __forceinline__ void rotq_qs_unpack(const rotq_qs_args &p, rotq_q_args &qa, rotq_had_args &a) {
     memset(&qa, 0, sizeof qa);
     memset(&a, 0, sizeof a);
@@ -251,16 +251,16 @@ __device__ __forceinline__ void rotq_qs_bytes(const rotq_q_args &qa, float *v, f
     for (int i = 0; i < V / 8; i++) p[i] = make_uint2(cw[2 * i], cw[2 * i + 1]);
 }
 
-// qa: the quantize arguments with kind and cols_log; a: the rotation's
-// Hadamard arguments (groups = rows * blocks_per_row row blocks of n = 2^L).
-// DT >= 0: a build for rotq_had_fast_case (16-bit input of dtype DT; no y) and
+// args: rotq_qs_pack of the quantize arguments (with kind and cols_log) and the
+// rotation's Hadamard arguments (groups = rows * blocks_per_row row blocks of
+// n = 2^L). DT >= 0: a build for rotq_had_fast_case (16-bit input of dtype DT; no y) and
 // one kind, KIND, with those as compile-time constants (quantize_small_fast.cu).
 template <int L, int DT = -1, int KIND = -1>
-__global__ void __launch_bounds__(rotq_small_plan<L>::THREADS) rotq_qs_kernel(rotq_qs_args p) {
+__global__ void __launch_bounds__(rotq_small_plan<L>::THREADS) rotq_qs_kernel(rotq_qs_args args) {
     typedef rotq_small_plan<L> P;
     rotq_q_args qa;
     rotq_had_args a;
-    rotq_qs_unpack(p, qa, a);
+    rotq_qs_unpack(args, qa, a);
     if (DT >= 0) {
         rotq_had_fast_args(a, DT, false);
         qa.cols_log = L; // rows of one rotation block: a row's threads are a constant

@@ -23,12 +23,12 @@
 
 // One block an SM, as rotq_had_split (all of a thread's loads in flight at once).
 template <int L, int DT>
-__global__ void __launch_bounds__(rotq_split_plan<L>::THREADS, 1) rotq_qs_split_int4(rotq_qs_args pa) {
+__global__ void __launch_bounds__(rotq_split_plan<L>::THREADS, 1) rotq_qs_split_int4(rotq_qs_args args) {
     typedef rotq_split_plan<L> S;
     typedef typename S::local P;
     rotq_q_args qa;
     rotq_had_args a;
-    rotq_qs_unpack(pa, qa, a);
+    rotq_qs_unpack(args, qa, a);
     rotq_had_fast_args(a, DT, false);
     extern __shared__ float rotq_qs_w[];
     const unsigned t = threadIdx.x;
