@@ -168,7 +168,11 @@ if [ $BUILT -eq 1 ]; then
         # the usage line follows its "Function" line; STACK > 0 here is register spills
         stack=$(awk '/Function /{fn=1; next} fn && /(STACK|LOCAL):[1-9]/{n++} {fn=0} END{print n+0}' \
             "$LOG/resource-usage.txt")
-        R[kernels]="$nk kernel entries (all architectures) in librotq.so; $stack use stack or local memory (spills)"
+        # CONSTANT[0] is 528 bytes of the driver's plus the kernel's parameters; launches
+        # with more than about 200 bytes of parameters can run up to 1 us slower
+        # (docs/perf-notes.md, "Kernel parameter size")
+        bigp=$(grep -o 'CONSTANT\[0\]:[0-9]*' "$LOG/resource-usage.txt" | awk -F: '$2 > 528 + 192 {n++} END{print n+0}')
+        R[kernels]="$nk kernel entries (all architectures) in librotq.so; $stack use stack or local memory (spills); $bigp take more than 192 bytes of parameters"
         [ "$nk" -eq 0 ] && R[kernels]="NONE: librotq.so contains no GPU kernels"
     else
         R[kernels]="unknown (no cuobjdump)"
