@@ -44,54 +44,32 @@ typedef struct rotq_qs_args {
 } rotq_qs_args;
 static_assert(sizeof(rotq_qs_args) <= 160, "rotq_qs_args: keep the decode kernels' parameters small");
 
+// The fields of rotq_qs_args, once: X(source struct, its field, the field here).
+// a: rotq_had_args, qa: rotq_q_args.
+#define ROTQ_QS_FIELDS(X)                                                                                  \
+    X(a, x, x) X(qa, q, q) X(qa, scales, scales) X(qa, row_sums, row_sums) X(a, signs, signs)             \
+    X(a, x_stride, x_stride) X(qa, q_stride, q_stride) X(a, groups, groups)                                \
+    X(a, blocks_per_row, blocks_per_row) X(a, n, n) X(a, in_dtype, in_dtype) X(a, vec_in, vec_in)          \
+    X(qa, kind, kind) X(qa, cols_log, cols_log) X(a, scale, scale) X(qa, group, group)                     \
+    X(qa, group_shift, group_shift) X(qa, groups_per_row, groups_per_row) X(qa, static_inv, static_inv)
+
 static inline rotq_qs_args rotq_qs_pack(const rotq_q_args &qa, const rotq_had_args &a) {
-    rotq_qs_args p; // every field set below (no padding: 104 bytes)
-    p.x = a.x;
-    p.q = qa.q;
-    p.scales = qa.scales;
-    p.row_sums = qa.row_sums;
-    p.signs = a.signs;
-    p.x_stride = a.x_stride;
-    p.q_stride = qa.q_stride;
-    p.groups = (uint32_t)a.groups;
-    p.blocks_per_row = (uint32_t)a.blocks_per_row;
-    p.n = a.n;
-    p.in_dtype = a.in_dtype;
-    p.vec_in = a.vec_in;
-    p.kind = qa.kind;
-    p.cols_log = qa.cols_log;
-    p.scale = a.scale;
-    p.group = qa.group;
-    p.group_shift = qa.group_shift;
-    p.groups_per_row = (int32_t)qa.groups_per_row;
-    p.static_inv = qa.static_inv;
+    rotq_qs_args p; // every field set (no padding: 104 bytes)
+#define ROTQ_QS_PACK(src, from, to) p.to = (decltype(p.to))src.from;
+    ROTQ_QS_FIELDS(ROTQ_QS_PACK)
+#undef ROTQ_QS_PACK
     return p;
 }
 
 // The two structs back in the kernel, in registers: the fields the decode kernels
-// read, the others zero.
+// read (and out_dtype = in_dtype), the others zero.
 __device__ __forceinline__ void rotq_qs_unpack(const rotq_qs_args &p, rotq_q_args &qa, rotq_had_args &a) {
     memset(&qa, 0, sizeof qa);
     memset(&a, 0, sizeof a);
-    a.x = p.x;
-    a.signs = p.signs;
-    a.x_stride = p.x_stride;
-    a.groups = p.groups;
-    a.blocks_per_row = p.blocks_per_row;
-    a.n = p.n;
-    a.in_dtype = a.out_dtype = p.in_dtype;
-    a.vec_in = p.vec_in;
-    a.scale = p.scale;
-    qa.q = p.q;
-    qa.scales = p.scales;
-    qa.row_sums = p.row_sums;
-    qa.q_stride = p.q_stride;
-    qa.kind = p.kind;
-    qa.cols_log = p.cols_log;
-    qa.group = p.group;
-    qa.group_shift = p.group_shift;
-    qa.groups_per_row = p.groups_per_row;
-    qa.static_inv = p.static_inv;
+#define ROTQ_QS_UNPACK(dst, to, from) dst.to = p.from;
+    ROTQ_QS_FIELDS(ROTQ_QS_UNPACK)
+#undef ROTQ_QS_UNPACK
+    a.out_dtype = p.in_dtype;
 }
 
 // From the last round's layout to round 0's (thread t: tile elements
