@@ -44,18 +44,16 @@ typedef struct rotq_qs_args {
 } rotq_qs_args;
 static_assert(sizeof(rotq_qs_args) <= 160, "rotq_qs_args: keep the decode kernels' parameters small");
 
-// The fields of rotq_qs_args, once: X(source struct, its field, the field here).
-// a: rotq_had_args, qa: rotq_q_args.
+// The fields of rotq_qs_args, once: X(source struct, field), the same name in
+// both. a: rotq_had_args, qa: rotq_q_args.
 #define ROTQ_QS_FIELDS(X)                                                                                  \
-    X(a, x, x) X(qa, q, q) X(qa, scales, scales) X(qa, row_sums, row_sums) X(a, signs, signs)             \
-    X(a, x_stride, x_stride) X(qa, q_stride, q_stride) X(a, groups, groups)                                \
-    X(a, blocks_per_row, blocks_per_row) X(a, n, n) X(a, in_dtype, in_dtype) X(a, vec_in, vec_in)          \
-    X(qa, kind, kind) X(qa, cols_log, cols_log) X(a, scale, scale) X(qa, group, group)                     \
-    X(qa, group_shift, group_shift) X(qa, groups_per_row, groups_per_row) X(qa, static_inv, static_inv)
+    X(a, x) X(qa, q) X(qa, scales) X(qa, row_sums) X(a, signs) X(a, x_stride) X(qa, q_stride) X(a, groups) \
+    X(a, blocks_per_row) X(a, n) X(a, in_dtype) X(a, vec_in) X(qa, kind) X(qa, cols_log) X(a, scale)      \
+    X(qa, group) X(qa, group_shift) X(qa, groups_per_row) X(qa, static_inv)
 
 static inline rotq_qs_args rotq_qs_pack(const rotq_q_args &qa, const rotq_had_args &a) {
     rotq_qs_args p; // every field set (no padding: 104 bytes)
-#define ROTQ_QS_PACK(src, from, to) p.to = (decltype(p.to))src.from;
+#define ROTQ_QS_PACK(src, f) p.f = (decltype(p.f))src.f;
     ROTQ_QS_FIELDS(ROTQ_QS_PACK)
 #undef ROTQ_QS_PACK
     return p;
@@ -66,7 +64,7 @@ static inline rotq_qs_args rotq_qs_pack(const rotq_q_args &qa, const rotq_had_ar
 __device__ __forceinline__ void rotq_qs_unpack(const rotq_qs_args &p, rotq_q_args &qa, rotq_had_args &a) {
     memset(&qa, 0, sizeof qa);
     memset(&a, 0, sizeof a);
-#define ROTQ_QS_UNPACK(dst, to, from) dst.to = p.from;
+#define ROTQ_QS_UNPACK(dst, f) dst.f = p.f;
     ROTQ_QS_FIELDS(ROTQ_QS_UNPACK)
 #undef ROTQ_QS_UNPACK
     a.out_dtype = p.in_dtype;
