@@ -10,7 +10,8 @@
 #   AB_BASE_DIR=            instead, a base source tree (e.g. a carried folder)
 #   AB_FILTERS="a;b"        `rotq bench --filter` strings (each its own bench call)
 #   AB_REPS=3               repetitions of each (base, new) pair
-#   AB_CHECK="--full"       arguments of the op suite run (empty string: skip it)
+#   AB_CHECK="--full"       arguments of the op suite run (empty string: skip it;
+#                           split at spaces, so a --filter text must have none)
 #   AB_CHECK_TIMEOUT=300    seconds the op suite may take (exit 124 past it); each
 #                           bench call gets 60
 #   AB_VAR_FLAGS=""         when set, a third build "var": the working tree with

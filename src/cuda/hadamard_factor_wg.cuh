@@ -177,17 +177,10 @@ __device__ __forceinline__ void rotq_wg_issue_packed(const uint32_t *A, const ch
     const uint32_t s0 = ptx_smem_addr(stg);
     ptx_wgmma_fence();
 #pragma unroll
-    for (int q = 0; q < NQ; q++)
-#pragma unroll
-        for (int j = 0; j < 4; j++) {
-            const uint32_t b = s0 + (uint32_t)(16 * j / R) * TB + (uint32_t)(q * R + 16 * j % R) * ROTQ_TMA_ROW_BYTES;
-            const uint64_t da = da0 + (uint64_t)((256u >> 4) * j);
-            const uint64_t db = ptx_wgmma_desc(b, (uint32_t)R * ROTQ_TMA_ROW_BYTES, 1024u, 1);
-            if (j == 0)
-                ptx_wgmma_m64n64k16_ss<F16, 0>(v[q], da, db);
-            else
-                ptx_wgmma_m64n64k16_ss<F16, 1>(v[q], da, db);
-        }
+    for (int q = 0; q < NQ; q++) {
+        const uint32_t b0 = s0 + (uint32_t)(q * R) * ROTQ_TMA_ROW_BYTES;
+        rotq_wgmma_k_chain<4, F16, R, TB>(v[q], da0, ptx_wgmma_desc(b0, (uint32_t)R * ROTQ_TMA_ROW_BYTES, 1024u, 1));
+    }
     ptx_wgmma_commit();
 }
 

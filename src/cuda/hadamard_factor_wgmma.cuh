@@ -76,17 +76,21 @@ __device__ __forceinline__ void rotq_build_wg_packed_a(const rotq_had_factor &f,
 // (172 * 64 issued two mma.sync and an A load per 16 x 16 x 16).
 //
 // The KT wgmmas of one m64 x 64 K step into d (the first sets it), from the
-// descriptors of k tile 0: k tile kt is 256 bytes on in A, 2048 in B. The
+// descriptors of k tile 0: k tile kt is 256 bytes on in A; in B it is rows
+// 16 kt .. 16 kt + 15 of the stage, whose rows come in blocks of R (every 128
+// bytes, blocks TB bytes apart: the warpgroup kernel's packed slots,
+// rotq_wg_issue_packed; by default one block, so 2048 bytes a k tile). The
 // descriptors' address field is the address >> 4 in bits 0..13, and shared
 // addresses stay below 2^18, so adding the offset >> 4 advances it without a
 // carry out of the field. Straight-line: a branch between them serializes the
 // wgmmas. The caller fences and commits.
-template <int KT, bool F16>
+template <int KT, bool F16, int R = 16 * KT, uint32_t TB = 0>
 __device__ __forceinline__ void rotq_wgmma_k_chain(float (&d)[32], uint64_t da0, uint64_t db0) {
 #pragma unroll
     for (int kt = 0; kt < KT; kt++) {
+        const uint32_t b_off = (uint32_t)(16 * kt / R) * TB + (uint32_t)(16 * kt % R) * ROTQ_TMA_ROW_BYTES;
         const uint64_t da = da0 + (uint64_t)((256u >> 4) * kt);
-        const uint64_t db = db0 + (uint64_t)((16u * ROTQ_TMA_ROW_BYTES >> 4) * kt);
+        const uint64_t db = db0 + (uint64_t)(b_off >> 4);
         if (kt == 0)
             ptx_wgmma_m64n64k16_ss<F16, 0>(d, da, db); // sets d
         else
