@@ -86,6 +86,8 @@ __device__ __forceinline__ void rotq_build_wg_packed_a(const rotq_had_factor &f,
 // wgmmas. The caller fences and commits.
 template <int KT, bool F16, int R = 16 * KT, uint32_t TB = 0>
 __device__ __forceinline__ void rotq_wgmma_k_chain(float (&d)[32], uint64_t da0, uint64_t db0) {
+    static_assert(R % 16 == 0 && (R >= 16 * KT || TB >= (uint32_t)R * ROTQ_TMA_ROW_BYTES),
+                  "a k tile's 16 rows lie in one block; blocks do not overlap");
 #pragma unroll
     for (int kt = 0; kt < KT; kt++) {
         const uint32_t b_off = (uint32_t)(16 * kt / R) * TB + (uint32_t)(16 * kt % R) * ROTQ_TMA_ROW_BYTES;
