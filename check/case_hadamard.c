@@ -521,13 +521,31 @@ void ck_op_hadamard(ck_ctx *c) {
     h = base_case(64, ROTQ_HADAMARD_FACTOR_POW2, F16, F16, 163843); /* 10.5M elements */
     h.signs = 1;
     emit(c, h);
-    /* n = 2^8 .. 2^10 with a dense output: each warp's 1024-element subtile leaves
-       by one bulk copy (sm_90), the last one partial (three rows of 256). */
+    /* n = 2^8 .. 2^10 with a dense output, under the TMA size (cp.async stages,
+       16-byte stores from W): a partial last tile (three rows of 256), fp32 out. */
     h = base_case(256, ROTQ_HADAMARD_FACTOR_POW2, BF16, BF16, 4099);
     h.signs = 1;
     emit(c, h);
     h = base_case(1024, ROTQ_HADAMARD_FACTOR_POW2, F16, F32, 1027); /* 4096-byte copies */
     emit(c, h);
+    if (full) {
+        /* n = 2^8 .. 2^10 with TMA stages (over 6.5M elements): rows finished by lane
+           shuffles and each tile stored by TMA from W (sm_90); ragged last tiles, the
+           dynamic tile order, in place, signs. */
+        h = base_case(256, ROTQ_HADAMARD_FACTOR_POW2, F16, F16, 40009);
+        emit(c, h);
+        h = base_case(512, ROTQ_HADAMARD_FACTOR_POW2, BF16, BF16, 20011);
+        h.signs = 1;
+        emit(c, h);
+        h = base_case(1024, ROTQ_HADAMARD_FACTOR_POW2, F16, F16, 10007);
+        h.inplace = 1;
+        emit(c, h);
+        /* ... and without vector output (rows 2 bytes off 16): the exchange through W,
+           lane-contiguous element stores. */
+        h = base_case(512, ROTQ_HADAMARD_FACTOR_POW2, F16, BF16, 4097);
+        h.ys = 512 + 3;
+        emit(c, h);
+    }
     /* n = 2^11 .. 2^13 past the small kernel (2^20 elements; 2^17 at 2^13): the pair
        exchanges and each (dtype, vector) store loop; ragged last tiles (4 and 2 rows a
        tile at 2^11, 2^12). */

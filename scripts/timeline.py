@@ -73,6 +73,7 @@ def summarize(rows):
         "sm_in_order": in_order,
         "clock": st.median(clk) if clk else 0,
         "steady": [st.mean(s) if s else 0 for s in steady],
+        "first": [st.mean(r["f"][k] for r in rows) for k in range(4)],
         "last": [st.mean(r["l"][k] for r in rows) for k in range(4)],
     }
 
@@ -107,9 +108,14 @@ def main():
         print("  blocks sharing an SM end a median %.2f us apart%s" % (med("sm_spread") / 1e3, order))
         s = [medk("steady", k) for k in range(4)]
         tot = sum(s)
-        print("  steady tile: %.0f clocks = barrier %.0f (%.1f%%), stage wait %.0f (%.1f%%), read+phase0 %.0f (%.1f%%), "
-              "rest %.0f (%.1f%%)" % (tot, s[0], 100 * s[0] / tot, s[1], 100 * s[1] / tot, s[2], 100 * s[2] / tot,
-                                      s[3], 100 * s[3] / tot))
+        f = [medk("first", k) for k in range(4)]
+        print("  first tile:  %.0f clocks = %.0f / %.0f / %.0f / %.0f" % (sum(f), f[0], f[1], f[2], f[3]))
+        if tot == 0:  # no tile is neither a block's first nor its last (< 3 tiles a block)
+            print("  steady tile: none (fewer than three tiles a block)")
+        else:
+            print("  steady tile: %.0f clocks = barrier %.0f (%.1f%%), stage wait %.0f (%.1f%%), read+phase0 %.0f (%.1f%%), "
+                  "rest %.0f (%.1f%%)" % (tot, s[0], 100 * s[0] / tot, s[1], 100 * s[1] / tot, s[2],
+                                          100 * s[2] / tot, s[3], 100 * s[3] / tot))
         l = [medk("last", k) for k in range(4)]
         print("  last tile:   %.0f clocks = %.0f / %.0f / %.0f / %.0f" % (sum(l), l[0], l[1], l[2], l[3]))
 

@@ -17,9 +17,8 @@ typedef struct rotq_had_args {
     const int8_t *signs;         // NULL or one per column
     int32_t vec_in, vec_out;     // 16-byte vector access allowed (checked on the host)
     int32_t tma;                 // tiles arrive by TMA (the persistent kernels' launchers set it)
-    int32_t tma_out;             // n <= 128: tiles leave by TMA (rotq_store_small; factor kernel: 2^L <= 128)
+    int32_t tma_out;             // tiles leave by TMA (rotq_store_small: n <= 1024; factor kernel: 2^L <= 128)
     int32_t y_packed;            // row blocks of y back to back (y_stride == n * blocks_per_row)
-    int32_t bulk_out;            // n = 2^8 .. 2^10, dense output: a warp's subtile leaves by one bulk copy (sm_90)
     uint32_t *tiles_next;        // NULL, or the persistent kernels' dynamic tile counter (rotq_cuda_tile_counter)
 } rotq_had_args;
 

@@ -128,19 +128,15 @@ static inline void rotq_pow2_tma_setup(rotq_had_args &a, CUtensorMap *map, CUten
     typedef rotq_pow2_smem<L, ES, BT> sm;
     memset(map, 0, sizeof *map);
     if (ymap) memset(ymap, 0, sizeof *ymap);
-    a.tma = a.tma_out = a.bulk_out = 0;
+    a.tma = a.tma_out = 0;
     a.tiles_next = NULL;
     const int64_t row = (int64_t)a.n * a.blocks_per_row; // elements of a dense row
-    // n = 2^8 .. 2^10: a warp's subtile leaves by one bulk copy (rotq_store_bulk_1024;
-    // the Hadamard kernel only, which passes ymap: the fused kernels have no y)
-    if (ymap && dev->cc_major >= 9 && L >= 8 && L <= 10 && a.y_stride == row && ((uintptr_t)a.y & 15u) == 0)
-        a.bulk_out = 1;
     const bool enough = L <= 10 ? 2 * ntiles >= 3 * grid : ntiles >= 4 * grid; // 1.5 or 4 tiles per block
     if (dev->cc_major < 9 || !a.vec_in || a.x_stride != row || !enough) return;
     a.tma = rotq_tma_map_rows(map, a.x, a.groups << L, ES, sm::TMA_BOX);
     // The dynamic tile order where it has tiles to hand out (past two a block).
     if (a.tma && sm::PREFETCH && ntiles > 2 * grid) a.tiles_next = rotq_cuda_tile_counter(dev, stream);
-    if (!ymap || !a.tma || L > 7 || !a.vec_out || a.y_stride != row) return;
+    if (!ymap || !a.tma || L > 10 || !a.vec_out || a.y_stride != row) return;
     a.tma_out = rotq_tma_map_rows(ymap, a.y, a.groups << L, a.out_dtype == ROTQ_DTYPE_F32 ? 4 : 2,
                                   rotq_pow2_out_box<L>(a));
 }
@@ -154,8 +150,8 @@ struct rotq_pow2_min_blocks {
 };
 
 // Vector output where the kernel uses it: the sizes that finish in phase-0
-// layout (n <= 128) and n = 2^11 .. 2^13 (rotq_pow2_pair_plan).
-__host__ __device__ constexpr bool rotq_pow2_uses_vec_out(int L) { return L <= 7 || (L >= 11 && L <= 13); }
+// layout (n <= 1024) and n = 2^11 .. 2^13 (rotq_pow2_pair_plan).
+__host__ __device__ constexpr bool rotq_pow2_uses_vec_out(int L) { return L <= 13; }
 // DT >= 0: the build for rotq_had_fast_case (hadamard_inst_pow2_fast.cu): a
 // third of the generic build's code (2^12: 1462 SASS instructions against 3973,
 // 48 registers against 61); on the H100 0.3-0.5 us less per call (perf-notes,
@@ -188,9 +184,6 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_pow2_min_bloc
         // the staged stores two tiles on, which come after a barrier that follows
         // that wait; with one stage, every thread's, so the wait comes first.
         if (rotq_tma_on(a.tma_out) && !sm::PREFETCH && threadIdx.x == 0) ptx_bulk_wait_read<0>();
-        // Each warp's bulk store (a.bulk_out) has read its W slots before the
-        // barrier after which the next tile's load and W writes may land there.
-        if (L >= 8 && L <= 10 && rotq_tma_on(a.bulk_out) && (threadIdx.x & 31u) == 0) ptx_bulk_wait_read<0>();
         char *cur = rotq_pow2_tile_stage<L, ES>(a, tile, ntiles, total, rotq_smem, &tmap, it, pending);
         ROTQ_TL(rotq_tl_mark(&tl, 2);)
         const int64_t e_first = tile * sm::TILE_CTA;
@@ -221,10 +214,14 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_pow2_min_bloc
         __syncthreads(); // every thread has read the stage that W overwrites
         ROTQ_TL(rotq_tl_mark(&tl, 3);)
         float *W = rotq_pow2_tile_w<L, ES>(rotq_smem, it, cur);
-        if (L <= 7) {
-            // n <= 128: finished in registers (n = 64, 128 by lane butterflies),
-            // the values leave as the single-phase sizes do.
-            rotq_finish_lane_rows<L>(v, a.scale);
+        // Rows in one warp: finished in registers, address bits 5 .. L - 1 by lane
+        // butterflies, and the values leave as the single-phase sizes do. At
+        // n = 256 .. 1024 only with vector output (16-byte stores from W): else
+        // the exchange through W, whose last layout stores lane-contiguous
+        // elements. (Shuffles measured 3.5-8% faster there at 2^23 than the
+        // exchange: perf-notes, power-of-two v34.)
+        if (L <= 7 || (L <= 10 && a.vec_out)) {
+            rotq_finish_lane_rows<L <= 10 ? L : 10>(v, a.scale);
             rotq_store_small<L>(a, (char *)W, sm::TILE_CTA, e_first, local0, total, v, &ymap, rotq_pow2_out_box<L>(a));
         } else {
             rotq_pow2_phases<L, false>(a, W, sub_base, tid, e_first + sub_base, total, 1, 0, v);
@@ -234,5 +231,4 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_pow2_min_bloc
     rotq_tile_counter_exit(a);
     ptx_cp_async_wait<0>();
     if (rotq_tma_on(a.tma_out) && threadIdx.x == 0) ptx_bulk_wait_read<0>(); // W is read before the block ends
-    if (L >= 8 && L <= 10 && rotq_tma_on(a.bulk_out) && (threadIdx.x & 31u) == 0) ptx_bulk_wait_read<0>();
 }

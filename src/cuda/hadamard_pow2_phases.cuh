@@ -56,13 +56,17 @@ __device__ __forceinline__ void rotq_lane_butterfly(float v[N], int mask) {
     }
 }
 
-// Rows of 2^L <= 128 in phase-0 layout (a thread's 32 consecutive elements):
-// address bits 5 and 6 are lane bits 0 and 1, so shuffle butterflies finish the
-// rows without an exchange; then the scale s.
+// Rows of 2^L <= 1024 in phase-0 layout (a thread's 32 consecutive elements
+// of a one-warp subtile): address bits 5 .. L - 1 are lane bits 0 .. L - 6, so
+// shuffle butterflies finish the rows without an exchange; then the scale s.
 template <int L>
 __device__ __forceinline__ void rotq_finish_lane_rows(float v[32], float s) {
+    static_assert(L <= 10, "rotq_finish_lane_rows: the row must lie in one warp");
     if (L >= 6) rotq_lane_butterfly(v, 1);
     if (L >= 7) rotq_lane_butterfly(v, 2);
+    if (L >= 8) rotq_lane_butterfly(v, 4);
+    if (L >= 9) rotq_lane_butterfly(v, 8);
+    if (L >= 10) rotq_lane_butterfly(v, 16);
 #pragma unroll
     for (int r = 0; r < 32; r++) v[r] *= s;
 }
@@ -301,50 +305,6 @@ __device__ __forceinline__ void rotq_pow2_store_pairs(const rotq_had_args &a, un
     }
 }
 
-// One-warp subtiles (2^10 consecutive elements: whole row blocks of 2^8 ..
-// 2^10) of a dense, 16-byte aligned output, a.bulk_out (sm_90): the last
-// phase's scaled values (element lane + 32 r in register r) go in the output
-// dtype, in y's order, to the warp's own W slots, which it has just read, and
-// lane 0 stores the first min(lim, 1024) of them with one bulk copy to element
-// off of y. Its bulk group must have read W before anyone writes there again:
-// the kernel waits in lane 0 before the next tile's barrier. Replaces 32
-// two-byte stores a lane (64 bytes a warp instruction): 1.5-2% faster at
-// n = 256..1024 on the H100. (Tried and dropped: the same in the factor
-// kernel, where 2^10 rows ran 3-11% slower, and a whole row of 2^14 / 2^15
-// staged in W behind two more block barriers, 0-9% slower.)
-__device__ __forceinline__ void rotq_store_bulk_1024(const rotq_had_args &a, float *W, unsigned sub_base,
-                                                     unsigned lane, int64_t off, int64_t lim, const float v[32]) {
-    // The subtile's W slots span 1055 words from rotq_w_index(sub_base): room
-    // for 4096 bytes after rounding up to 16 (W is 1024-byte aligned; offsets
-    // from it keep the accesses in the shared window, STS rather than generic).
-    char *buf = (char *)W + ((rotq_w_index(sub_base) * 4u + 15u) & ~15u);
-    if (a.out_dtype == ROTQ_DTYPE_F32) {
-        __syncwarp(); // every lane has read its slots of the last phase
-#pragma unroll
-        for (int r = 0; r < 32; r++) ((float *)buf)[lane + 32 * r] = v[r];
-    } else {
-        // pairs packed before the warp barrier: 16 registers live across it, not 32
-        uint32_t w[16];
-#pragma unroll
-        for (int i = 0; i < 16; i++)
-            w[i] = rotq_pack_16x2(v[2 * i], v[2 * i + 1], a.out_dtype);
-        __syncwarp(); // every lane has read its slots of the last phase
-#pragma unroll
-        for (int i = 0; i < 16; i++) {
-            ((uint16_t *)buf)[lane + 64 * i] = (uint16_t)w[i];
-            ((uint16_t *)buf)[lane + 64 * i + 32] = (uint16_t)(w[i] >> 16);
-        }
-    }
-    ptx_fence_proxy_async_smem(); // this lane's writes, before the bulk copy reads them
-    __syncwarp();
-    if (lane == 0) {
-        const int os = a.out_dtype == ROTQ_DTYPE_F32 ? 4 : 2;
-        const int64_t count = lim < 1024 ? lim : 1024; // computed late: fewer registers live across the stores
-        ptx_bulk_store((char *)a.y + off * os, ptx_smem_addr(buf), (uint32_t)(count * os));
-        ptx_bulk_commit();
-    }
-}
-
 // The last phase's 2^CB values of one row (columns c << LO from element off of
 // y), times the scale when SCALE (else already scaled), in the output dtype.
 // NA: 16-bit stores that allocate no L1 line (the factor kernel: its two-block
@@ -390,12 +350,6 @@ __device__ __forceinline__ void rotq_pow2_phases(const rotq_had_args &a, float *
     // only: same-run A/B on the H100, 32768 at 2^27 1.159 -> 1.143 of the copy
     // and the other rows within noise, but 172 * 64 in the factor kernel 3% slower.
     constexpr bool FOLD = plan::PHASES > 1 && !KF;
-    if (!KF && L >= 8 && L <= 10 && rotq_tma_on(a.bulk_out)) {
-        rotq_pow2_exchanges<L, FOLD>(W, sub_base, tid, v, a.scale);
-        if (e_tile >= total) return; // past the end; a partial subtile stores its whole rows
-        rotq_store_bulk_1024(a, W, sub_base, tid, e_tile, total - e_tile, v);
-        return;
-    }
     if (!KF && rotq_pow2_pair_plan<L>::ON) {
         rotq_pow2_pair_phases<L>(W, sub_base, tid, v, a.scale);
         rotq_pow2_store_pairs<L>(a, tid, e_tile, total, v);

@@ -179,15 +179,6 @@ __device__ __forceinline__ void ptx_bulk_load(uint32_t smem_addr, const void *gm
 #endif
 }
 
-// Bulk (TMA, non-tensor) copy of `bytes` from this block's shared memory to
-// global memory, in this thread's current bulk group (sm_90).
-__device__ __forceinline__ void ptx_bulk_store(void *gmem, uint32_t smem_addr, uint32_t bytes) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(gmem), "r"(smem_addr),
-                 "r"(bytes)
-                 : "memory");
-#endif
-}
 __device__ __forceinline__ void ptx_bulk_commit(void) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
