@@ -134,9 +134,9 @@ __device__ __forceinline__ float rotq_qs_absmax(const float *v, float m) {
     return m;
 }
 
-// int4 groups: a group spans g / V lanes (V <= 32 <= g). Codes two per F2IP
-// where the thread's values are finite (|v * ginv| < 7.5 then), the rules of
-// formats.h otherwise; four bytes to four nibbles by masking, a shift and a PRMT.
+// int4 groups: a group spans g / V lanes (V <= 32 <= g). Codes eight at a time
+// by rotq_qt_i4x8: without the clamp where the thread's values are finite
+// (|v * ginv| < 7.5 then), with formats.h's rules otherwise.
 template <int V>
 __device__ __forceinline__ void rotq_qs_int4(const rotq_q_args &qa, const float *v, float m, bool live,
                                              uint32_t row, uint32_t col) {
@@ -145,31 +145,22 @@ __device__ __forceinline__ void rotq_qs_int4(const rotq_q_args &qa, const float 
 #pragma unroll
     for (int i = 0; i < 4; i++)
         if ((1u << i) < lpg) gm = fmaxf(gm, __shfl_xor_sync(0xffffffffu, gm, 1 << i));
-    const float ginv = rotq_quant_inv(gm, ROTQ_I4_QMAX);
-    if (live && (col & ((unsigned)qa.group - 1u)) == 0)
-        qa.scales[(int64_t)row * qa.groups_per_row + (col >> qa.group_shift)] = rotq_quant_scale(gm, ROTQ_I4_QMAX);
+    float ginv;
+    const int64_t si = (int64_t)row * qa.groups_per_row + (col >> qa.group_shift);
+    if (V <= 16 || lpg >= 2) { // groups >= 32: see rotq_qs_bytes; the group's second lane stores the scale
+        const float gs = rotq_qt_inv_or_scale(gm, ROTQ_I4_QMAX, (threadIdx.x & 1u) != 0, &ginv);
+        if (live && (col & ((unsigned)qa.group - 1u)) == V) qa.scales[si] = gs;
+    } else {
+        ginv = rotq_quant_inv(gm, ROTQ_I4_QMAX);
+        if (live && (col & ((unsigned)qa.group - 1u)) == 0) qa.scales[si] = rotq_quant_scale(gm, ROTQ_I4_QMAX);
+    }
     uint32_t w[V / 8];
     if (m < INFINITY) {
 #pragma unroll
-        for (int i = 0; i < V / 8; i++) {
-            float x[8];
-#pragma unroll
-            for (int k = 0; k < 8; k++) x[k] = __fmul_rn(v[8 * i + k], ginv);
-            uint32_t a = rotq_qt_i8x2<false>(x[1], x[0], rotq_qt_i8x2<false>(x[3], x[2], 0u));
-            uint32_t b = rotq_qt_i8x2<false>(x[5], x[4], rotq_qt_i8x2<false>(x[7], x[6], 0u));
-            a &= 0x0f0f0f0fu, b &= 0x0f0f0f0fu;
-            w[i] = __byte_perm(a | (a >> 4), b | (b >> 4), 0x6420);
-        }
+        for (int i = 0; i < V / 8; i++) w[i] = rotq_qt_i4x8<false>(v + 8 * i, ginv);
     } else {
 #pragma unroll
-        for (int i = 0; i < V / 8; i++) {
-            w[i] = 0;
-#pragma unroll
-            for (int k = 0; k < 4; k++)
-                w[i] |= (uint32_t)rotq_i4_pack(rotq_quant_i4(__fmul_rn(v[8 * i + 2 * k], ginv)),
-                                               rotq_quant_i4(__fmul_rn(v[8 * i + 2 * k + 1], ginv)))
-                        << (8 * k);
-        }
+        for (int i = 0; i < V / 8; i++) w[i] = rotq_qt_i4x8<true>(v + 8 * i, ginv);
     }
     if (!live) return;
     uint32_t *p = (uint32_t *)((uint8_t *)qa.q + (int64_t)row * qa.q_stride + (col >> 1));
@@ -186,8 +177,17 @@ __device__ __forceinline__ void rotq_qs_bytes(const rotq_q_args &qa, float *v, f
     float inv = qa.static_inv;
     if (K::PER_ROW) {
         const float am = rotq_qs_row_max(rotq_qs_absmax<V>(v, m), tpr, red);
-        inv = rotq_quant_inv(am, K::QMAX);
-        if (live && col == 0) qa.scales[row] = rotq_quant_scale(am, K::QMAX);
+        if (tpr >= 2) {
+            // One division a lane, inv in the even lanes and the scale in the odd
+            // ones (rotq_qt_inv_or_scale), so the row's second lane stores the
+            // scale: the first lane's own block of two more divisions, which the
+            // rest of its warp waited for, is gone.
+            const float sc = rotq_qt_inv_or_scale(am, K::QMAX, (threadIdx.x & 1u) != 0, &inv);
+            if (live && col == V) qa.scales[row] = sc;
+        } else {
+            inv = rotq_quant_inv(am, K::QMAX);
+            if (live) qa.scales[row] = rotq_quant_scale(am, K::QMAX);
+        }
     }
 #pragma unroll
     for (int r = 0; r < V; r++) v[r] = __fmul_rn(v[r], inv);
