@@ -20,6 +20,15 @@
 
 #define ITERS 256
 
+// The values kept live (summed and stored) and the block's clocks.
+__device__ __forceinline__ void probe_finish(const float v[32], float *out, long long *clk, long long clocks) {
+    float acc = 0.0f;
+#pragma unroll
+    for (int r = 0; r < 32; r++) acc += v[r];
+    out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
+    if (threadIdx.x == 0) clk[blockIdx.x] = clocks;
+}
+
 __global__ void __launch_bounds__(256) shfl_kernel(float *out, long long *clk, int mask_hi) {
     float v[32];
 #pragma unroll
@@ -31,12 +40,7 @@ __global__ void __launch_bounds__(256) shfl_kernel(float *out, long long *clk, i
 #pragma unroll
         for (int r = 0; r < 32; r++) v[r] = fmaf(v[r], sg, __shfl_xor_sync(0xffffffffu, v[r], m));
     }
-    const long long t1 = clock64();
-    float acc = 0.0f;
-#pragma unroll
-    for (int r = 0; r < 32; r++) acc += v[r];
-    out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
-    if (threadIdx.x == 0) clk[blockIdx.x] = t1 - t0;
+    probe_finish(v, out, clk, clock64() - t0);
 }
 
 __global__ void __launch_bounds__(256) smem_kernel(float *out, long long *clk, int fadd_only) {
@@ -63,12 +67,7 @@ __global__ void __launch_bounds__(256) smem_kernel(float *out, long long *clk, i
             v[r + 1] = a - b;
         }
     }
-    const long long t1 = clock64();
-    float acc = 0.0f;
-#pragma unroll
-    for (int r = 0; r < 32; r++) acc += v[r];
-    out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
-    if (threadIdx.x == 0) clk[blockIdx.x] = t1 - t0;
+    probe_finish(v, out, clk, clock64() - t0);
 }
 
 static int cmp_ll(const void *a, const void *b) {
