@@ -6,6 +6,26 @@
 #include "hadamard_pow2_phases.cuh"
 
 // Shared-memory plan of the power-of-two kernel.
+// Parts of a TMA stage, each on its own mbarrier (perf-notes, power-of-two v35):
+// every warp waits only for the part holding its phase-0 values, so a tile
+// starts its phase 0 while the rest of its stage is still arriving (every
+// block asks for two stages at once at the launch's start; the first arrived
+// 4-5 us after it). A part is a warp's 1024 elements (16 or 32 rows of 128
+// bytes, so every part starts 1024-byte aligned, as TMA's swizzle needs), at
+// most ROTQ_POW2_MAX_PARTS a stage. Only for n <= 1024 (one-warp subtiles):
+// measured on the H100, those rows gained 0.5-1% (n = 512 at 2^23 3%), while
+// n = 16384 lost 0.8% at 2^25, n = 32768 0.5-1.2% at 2^27, the fused
+// quantize kernel 3% at n = 4096, and 32 parts at n = 32768 10-17%.
+#ifndef ROTQ_POW2_MAX_PARTS
+#define ROTQ_POW2_MAX_PARTS 8
+#endif
+__host__ __device__ constexpr int rotq_pow2_parts(int L, int warps, int rows) {
+    int p = 1;
+    while (L <= 10 && 2 * p <= warps && 2 * p <= ROTQ_POW2_MAX_PARTS && warps % (2 * p) == 0 && rows % (2 * p) == 0)
+        p *= 2;
+    return p;
+}
+
 template <int L, int ES, int BT = 256>
 struct rotq_pow2_smem {
     typedef rotq_pow2_plan<L, BT> plan;
@@ -22,21 +42,36 @@ struct rotq_pow2_smem {
     static constexpr int EXTRA = ((int)W_SLOTS * 4 - STAGE + 1023) / 1024 * 1024;
     static constexpr bool PREFETCH = 2 * STAGE + EXTRA <= 200 * 1024;
     static constexpr int DATA = PREFETCH ? 2 * STAGE + EXTRA : STAGE + EXTRA;
-    // TMA: 128-byte rows per tile, boxes of at most 256 rows
+    // TMA: 128-byte rows per tile, in PARTS parts of PART_ROWS rows, each part
+    // with its own mbarrier (rotq_pow2_parts), read in boxes of TMA_BOX rows
     static constexpr int TMA_ROWS = STAGE / ROTQ_TMA_ROW_BYTES;
-    static constexpr int TMA_BOX = rotq_tma_box_rows(STAGE);
-    // dynamic shared memory: the data, one mbarrier per stage, then the two
+    static constexpr int WARPS = plan::THREADS / 32;
+    static constexpr int PARTS = rotq_pow2_parts(L, WARPS, TMA_ROWS);
+    static constexpr int PART_ROWS = TMA_ROWS / PARTS;
+    static constexpr int TMA_BOX = rotq_tma_box_rows(STAGE / PARTS);
+    // dynamic shared memory: the data, PARTS mbarriers per stage, then the two
     // next-tile words of the dynamic tile order (rotq_pow2_next_slot). The
     // kernels declare it 1024-byte aligned (TMA's swizzle needs that); the
     // compiler pads the static variables before it, and the padding is part of
     // the static size that the occupancy figures count.
-    static constexpr int BYTES = DATA + 32;
+    static constexpr int BYTES = DATA + 16 * PARTS + 16;
 };
 
-// Shared-memory address of the mbarrier of stage b (TMA loads).
+// Shared-memory address of the first mbarrier of stage b (TMA loads); part p's
+// is 8 p bytes on.
 template <int L, int ES, int BT = 256>
 __device__ __forceinline__ uint32_t rotq_pow2_mbar(char *smem, int b) {
-    return ptx_smem_addr(smem + rotq_pow2_smem<L, ES, BT>::DATA + 8 * b);
+    typedef rotq_pow2_smem<L, ES, BT> sm;
+    return ptx_smem_addr(smem + sm::DATA + 8 * b * sm::PARTS);
+}
+
+// The stage part that holds this thread's phase-0 values: a warp reads its own
+// 1024 contiguous elements (local0 = 32 threadIdx.x), a whole number of parts'
+// worth of warps per part.
+template <int L, int ES, int BT = 256>
+__device__ __forceinline__ unsigned rotq_pow2_my_part() {
+    typedef rotq_pow2_smem<L, ES, BT> sm;
+    return sm::PARTS == 1 ? 0u : (threadIdx.x >> 5) / (unsigned)(sm::WARPS / sm::PARTS);
 }
 
 // The dynamic tile order (a.tiles_next, TMA prefetching builds only; perf-notes,
@@ -50,7 +85,8 @@ __device__ __forceinline__ uint32_t rotq_pow2_mbar(char *smem, int b) {
 // find tile k + 1 in next slot k mod 2 (rotq_pow2_following_tile).
 template <int L, int ES, int BT = 256>
 __device__ __forceinline__ int64_t *rotq_pow2_next_slot(char *smem, unsigned it) {
-    return (int64_t *)(smem + rotq_pow2_smem<L, ES, BT>::DATA + 16) + (it & 1u);
+    typedef rotq_pow2_smem<L, ES, BT> sm;
+    return (int64_t *)(smem + sm::DATA + 16 * sm::PARTS) + (it & 1u);
 }
 
 // Whether this launch takes the dynamic order: the host asked for it and this
@@ -88,14 +124,14 @@ __device__ __forceinline__ void rotq_tile_counter_exit(const rotq_had_args &a) {
 template <int L, int ES, int BT = 256>
 __device__ __forceinline__ void rotq_pow2_init_tma(const rotq_had_args &a, char *smem) {
     if (!rotq_tma_on(a.tma)) return;
-    rotq_tma_init_stage_mbars(rotq_pow2_mbar<L, ES, BT>(smem, 0)); // stage 1's is 8 bytes on
+    rotq_tma_init_stage_mbars(rotq_pow2_mbar<L, ES, BT>(smem, 0), 2 * rotq_pow2_smem<L, ES, BT>::PARTS);
     __syncthreads();
 }
 
 // Issues the copies of tile `tile` into a stage (16-byte chunks, swizzled).
 // Chunks past the end are zero-filled; without vector access every element is
 // copied with an ordinary load (synchronously). With a.tma, thread 0 issues the
-// tile's box copies on the stage's mbarrier.
+// tile's box copies, part p's on the stage's mbarrier p (mbar + 8 p).
 template <int L, int ES, bool EF = false, int BT = 256>
 __device__ __forceinline__ void rotq_stage_tile(const rotq_had_args &a, int64_t tile, int64_t total, char *stage,
                                                 const CUtensorMap *tmap, uint32_t mbar) {
@@ -108,7 +144,14 @@ __device__ __forceinline__ void rotq_stage_tile(const rotq_had_args &a, int64_t 
             // barrier): order them before the TMA's writes (async proxy).
             ptx_bulk_wait_read<0>();
             ptx_fence_proxy_async_smem();
-            rotq_tma_load_rows<EF>(tmap, tile * sm::TMA_ROWS, sm::TMA_ROWS, sm::TMA_BOX, stage, mbar);
+            if (sm::PARTS == 1) {
+                rotq_tma_load_rows<EF>(tmap, tile * sm::TMA_ROWS, sm::TMA_ROWS, sm::TMA_BOX, stage, mbar);
+            } else {
+#pragma unroll 1
+                for (int p = 0; p < sm::PARTS; p++)
+                    rotq_tma_load_rows<EF>(tmap, tile * sm::TMA_ROWS + p * sm::PART_ROWS, sm::PART_ROWS, sm::TMA_BOX,
+                                           stage + p * sm::PART_ROWS * ROTQ_TMA_ROW_BYTES, mbar + 8 * p);
+            }
         }
         return;
     }
@@ -189,7 +232,9 @@ __device__ __forceinline__ char *rotq_pow2_tile_stage(const rotq_had_args &a, in
     }
     if (rotq_tma_on(a.tma)) {
         // the k-th use of a stage's mbarrier waits for phase parity k & 1
-        rotq_tma_wait(rotq_pow2_mbar<L, ES, BT>(smem, b), sm::PREFETCH ? (it >> 1) & 1u : it & 1u);
+        // (this thread's part only: perf-notes, power-of-two v35)
+        rotq_tma_wait(rotq_pow2_mbar<L, ES, BT>(smem, b) + 8 * rotq_pow2_my_part<L, ES, BT>(),
+                      sm::PREFETCH ? (it >> 1) & 1u : it & 1u);
     } else {
         ptx_cp_async_commit();
         if (sm::PREFETCH)
