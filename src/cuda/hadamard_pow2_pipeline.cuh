@@ -6,22 +6,24 @@
 #include "hadamard_pow2_phases.cuh"
 
 // Shared-memory plan of the power-of-two kernel.
-// Parts of a TMA stage, each on its own mbarrier (perf-notes, power-of-two v35):
-// every warp waits only for the part holding its phase-0 values, so a tile
-// starts its phase 0 while the rest of its stage is still arriving (every
+// Parts of a TMA stage, each on its own mbarrier (perf-notes, power-of-two v35,
+// v36): every warp waits only for the part holding its phase-0 values, so a
+// tile starts its phase 0 while the rest of its stage is still arriving (every
 // block asks for two stages at once at the launch's start; the first arrived
-// 4-5 us after it). A part is a warp's 1024 elements (16 or 32 rows of 128
-// bytes, so every part starts 1024-byte aligned, as TMA's swizzle needs), at
-// most ROTQ_POW2_MAX_PARTS a stage. Only for n <= 1024 (one-warp subtiles):
-// measured on the H100, those rows gained 0.5-1% (n = 512 at 2^23 3%), while
-// n = 16384 lost 0.8% at 2^25, n = 32768 0.5-1.2% at 2^27, the fused
-// quantize kernel 3% at n = 4096, and 32 parts at n = 32768 10-17%.
+// 4-5 us after it). A part is a warp's 1024 elements or more (16 or 32 rows of
+// 128 bytes, so every part starts 1024-byte aligned, as TMA's swizzle needs),
+// at most ROTQ_POW2_MAX_PARTS a stage (an A/B switch). Where it was measured to
+// help, on the H100: n <= 1024 (one-warp subtiles) -0.4 to -1% at 2^25 and
+// 2^27, n = 32768 -1% at 2^25 and -0.5% at 2^27; not at 2^11 .. 2^14 (the
+// Hadamard at 16384 +0.8% at 2^25, the fused quantize kernel at 4096 +2.5%),
+// and not with 32 parts at 32768 (+8%).
 #ifndef ROTQ_POW2_MAX_PARTS
 #define ROTQ_POW2_MAX_PARTS 8
 #endif
 __host__ __device__ constexpr int rotq_pow2_parts(int L, int warps, int rows) {
     int p = 1;
-    while (L <= 10 && 2 * p <= warps && 2 * p <= ROTQ_POW2_MAX_PARTS && warps % (2 * p) == 0 && rows % (2 * p) == 0)
+    while ((L <= 10 || L == 15) && 2 * p <= warps && 2 * p <= ROTQ_POW2_MAX_PARTS && warps % (2 * p) == 0 &&
+           rows % (2 * p) == 0)
         p *= 2;
     return p;
 }
@@ -131,26 +133,35 @@ __device__ __forceinline__ void rotq_pow2_init_tma(const rotq_had_args &a, char 
 // Issues the copies of tile `tile` into a stage (16-byte chunks, swizzled).
 // Chunks past the end are zero-filled; without vector access every element is
 // copied with an ordinary load (synchronously). With a.tma, thread 0 issues the
-// tile's box copies, part p's on the stage's mbarrier p (mbar + 8 p).
+// tile's box copies on the stage's mbarrier; with parts (rotq_pow2_parts), lane
+// p of warp 0 issues part p on the stage's mbarrier p (mbar + 8 p): thread 0
+// issuing the 8 parts in turn, n = 32768 ran 0.5-1.2% slower at 2^27 than with
+// one mbarrier, lane by lane 0.5% faster (perf-notes, power-of-two v36). Called
+// by every thread of the block or, in the dynamic order, by warp 0 (parts) or
+// thread 0.
 template <int L, int ES, bool EF = false, int BT = 256>
 __device__ __forceinline__ void rotq_stage_tile(const rotq_had_args &a, int64_t tile, int64_t total, char *stage,
                                                 const CUtensorMap *tmap, uint32_t mbar) {
     typedef rotq_pow2_smem<L, ES, BT> sm;
     if (rotq_tma_on(a.tma)) {
-        if (threadIdx.x == 0) {
-            // A TMA store of an earlier tile out of this region (a.tma_out, issued
-            // by this thread) has read it. The stage was W of an earlier tile
-            // (generic-proxy accesses, ordered before this point by the caller's
-            // barrier): order them before the TMA's writes (async proxy).
-            ptx_bulk_wait_read<0>();
-            ptx_fence_proxy_async_smem();
-            if (sm::PARTS == 1) {
+        // A TMA store of an earlier tile out of this region (a.tma_out, issued
+        // by thread 0) has read it. The stage was W of an earlier tile
+        // (generic-proxy accesses, ordered before this point by the caller's
+        // barrier): order them before the TMA's writes (async proxy).
+        if (sm::PARTS == 1) {
+            if (threadIdx.x == 0) {
+                ptx_bulk_wait_read<0>();
+                ptx_fence_proxy_async_smem();
                 rotq_tma_load_rows<EF>(tmap, tile * sm::TMA_ROWS, sm::TMA_ROWS, sm::TMA_BOX, stage, mbar);
-            } else {
-#pragma unroll 1
-                for (int p = 0; p < sm::PARTS; p++)
-                    rotq_tma_load_rows<EF>(tmap, tile * sm::TMA_ROWS + p * sm::PART_ROWS, sm::PART_ROWS, sm::TMA_BOX,
-                                           stage + p * sm::PART_ROWS * ROTQ_TMA_ROW_BYTES, mbar + 8 * p);
+            }
+        } else if (threadIdx.x < 32) {
+            if (threadIdx.x == 0) ptx_bulk_wait_read<0>();
+            __syncwarp();
+            const unsigned p = threadIdx.x;
+            if (p < (unsigned)sm::PARTS) {
+                ptx_fence_proxy_async_smem();
+                rotq_tma_load_rows<EF>(tmap, tile * sm::TMA_ROWS + p * sm::PART_ROWS, sm::PART_ROWS, sm::TMA_BOX,
+                                       stage + p * sm::PART_ROWS * ROTQ_TMA_ROW_BYTES, mbar + 8 * p);
             }
         }
         return;
@@ -213,15 +224,16 @@ __device__ __forceinline__ char *rotq_pow2_tile_stage(const rotq_had_args &a, in
     __syncthreads();
     const int b = sm::PREFETCH ? buf : 0;
     if (sm::PREFETCH) {
-        if (rotq_pow2_dynamic(a)) { // TMA: only thread 0 issues copies
-            if (threadIdx.x == 0) {
-                const int64_t next = it == 0 ? tile + gridDim.x : 2 * (int64_t)gridDim.x + pending;
+        if (rotq_pow2_dynamic(a)) { // TMA: only thread 0 (with parts warp 0) issues copies
+            if (sm::PARTS == 1 ? threadIdx.x == 0 : threadIdx.x < 32) {
+                const uint32_t fetched = sm::PARTS == 1 ? pending : __shfl_sync(0xffffffffu, pending, 0);
+                const int64_t next = it == 0 ? tile + gridDim.x : 2 * (int64_t)gridDim.x + fetched;
                 if (next < ntiles) {
                     rotq_stage_tile<L, ES, EF, BT>(a, next, total, smem + (buf ^ 1) * (sm::STAGE + sm::EXTRA), tmap,
                                                    rotq_pow2_mbar<L, ES, BT>(smem, buf ^ 1));
-                    pending = atomicAdd(a.tiles_next, 1u);
+                    if (threadIdx.x == 0) pending = atomicAdd(a.tiles_next, 1u);
                 }
-                *rotq_pow2_next_slot<L, ES, BT>(smem, it) = next;
+                if (threadIdx.x == 0) *rotq_pow2_next_slot<L, ES, BT>(smem, it) = next;
             }
         } else if (tile + gridDim.x < ntiles) {
             rotq_stage_tile<L, ES, EF, BT>(a, tile + gridDim.x, total, smem + (buf ^ 1) * (sm::STAGE + sm::EXTRA),
