@@ -34,8 +34,10 @@ uint32_t *rotq_cuda_tile_counter(const rotq_cuda_device_info *dev, cudaStream_t 
 // as many as cover the same ceil(ntiles / grid) rounds with every block busy
 // in every round. With `grid` blocks the last round is left to ntiles mod grid
 // of them (n = 32768 at 2^27 elements on one block per SM: a 32nd round of
-// 4 rows on 4 SMs). Used where a block has an SM to itself: with several
-// blocks per SM, fewer blocks measured slower (perf-notes, power-of-two v26).
+// 4 rows on 4 SMs). Used where a block has an SM to itself and takes its tiles
+// in a fixed order: with several blocks per SM, fewer blocks measured slower
+// (perf-notes, power-of-two v26), and with the power-of-two kernel's dynamic
+// order every SM's block is faster (v38).
 static inline int64_t rotq_balanced_grid(int64_t grid, int64_t ntiles) {
     if (grid < 1 || ntiles <= grid) return grid;
     const int64_t rounds = (ntiles + grid - 1) / grid;
