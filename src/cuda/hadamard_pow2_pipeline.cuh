@@ -5,7 +5,6 @@
 #pragma once
 #include "hadamard_pow2_phases.cuh"
 
-// Shared-memory plan of the power-of-two kernel.
 // Parts of a TMA stage, each on its own mbarrier (perf-notes, power-of-two v35,
 // v36): every warp waits only for the part holding its phase-0 values, so a
 // tile starts its phase 0 while the rest of its stage is still arriving (every
@@ -28,6 +27,7 @@ __host__ __device__ constexpr int rotq_pow2_parts(int L, int warps, int rows) {
     return p;
 }
 
+// Shared-memory plan of the power-of-two kernel.
 template <int L, int ES, int BT = 256>
 struct rotq_pow2_smem {
     typedef rotq_pow2_plan<L, BT> plan;
