@@ -522,7 +522,7 @@ void ck_op_hadamard(ck_ctx *c) {
     h.signs = 1;
     emit(c, h);
     /* n = 2^8 .. 2^10 with a dense output, under the TMA size (cp.async stages,
-       16-byte stores from W): a partial last tile (three rows of 256), fp32 out. */
+       16-byte stores from W): a partial last tile (three rows of 256), and an fp32 output. */
     h = base_case(256, ROTQ_HADAMARD_FACTOR_POW2, BF16, BF16, 4099);
     h.signs = 1;
     emit(c, h);

@@ -147,7 +147,10 @@ __device__ __forceinline__ void rotq_qs_int4(const rotq_q_args &qa, const float 
         if ((1u << i) < lpg) gm = fmaxf(gm, __shfl_xor_sync(0xffffffffu, gm, 1 << i));
     float ginv;
     const int64_t si = (int64_t)row * qa.groups_per_row + (col >> qa.group_shift);
-    if (V <= 16 || lpg >= 2) { // groups >= 32: see rotq_qs_bytes; the group's second lane stores the scale
+    // Two or more lanes a group (always where V <= 16, groups being >= 32 values,
+    // which the compiler then knows): inv and the scale split over lane pairs as in
+    // rotq_qs_bytes, and the group's second lane stores the scale.
+    if (V <= 16 || lpg >= 2) {
         const float gs = rotq_qt_inv_or_scale(gm, ROTQ_I4_QMAX, (threadIdx.x & 1u) != 0, &ginv);
         if (live && (col & ((unsigned)qa.group - 1u)) == V) qa.scales[si] = gs;
     } else {
