@@ -590,6 +590,17 @@ void ck_op_quantize(ck_ctx *c) {
     q0 = rotated(base(ROTQ_QUANT_INT4_GROUP, 64, ROTQ_DTYPE_BF16, 35, 4096), 4096, ROTQ_HADAMARD_FACTOR_AUTO, 0, 1);
     q0.special = 2;
     run_case(c, q0);
+    /* ... without signs: the int4 build's phase 0 on tensor cores (hadamard_pow2_tc.cuh),
+       f16 and bf16, special rows, and a strided input (cp.async stages). */
+    q0 = rotated(base(ROTQ_QUANT_INT4_GROUP, 128, ROTQ_DTYPE_F16, 35, 4096), 4096, ROTQ_HADAMARD_FACTOR_AUTO, 0, 0);
+    q0.special = 2;
+    run_case(c, q0);
+    q0 = rotated(base(ROTQ_QUANT_INT4_GROUP, 32, ROTQ_DTYPE_BF16, 35, 4096), 4096, ROTQ_HADAMARD_FACTOR_AUTO, 0, 0);
+    q0.special = 2;
+    run_case(c, q0);
+    q0 = rotated(base(ROTQ_QUANT_INT4_GROUP, 64, ROTQ_DTYPE_F16, 77, 4096), 4096, ROTQ_HADAMARD_FACTOR_AUTO, 0, 0);
+    q0.xs = 4096 + 8;
+    run_case(c, q0);
     q0 = rotated(base(ROTQ_QUANT_INT8_ROW, 0, ROTQ_DTYPE_F16, 67, 2048), 2048, ROTQ_HADAMARD_FACTOR_AUTO, 0, 0);
     q0.special = 2;
     run_case(c, q0);
@@ -613,6 +624,9 @@ void ck_op_quantize(ck_ctx *c) {
                     0);
         run_case(c, q);
         q = rotated(base(ROTQ_QUANT_FP8_ROW, 0, ROTQ_DTYPE_F16, 3331, 4096), 4096, ROTQ_HADAMARD_FACTOR_AUTO, 0, 1);
+        run_case(c, q);
+        q = rotated(base(ROTQ_QUANT_INT4_GROUP, 32, ROTQ_DTYPE_BF16, 2999, 4096), 4096, ROTQ_HADAMARD_FACTOR_AUTO, 0,
+                    0);
         run_case(c, q);
     }
     /* The fused factor kernel with TMA stages (1001 rows of 14336: 1.5 tiles per block). */
