@@ -183,12 +183,12 @@ __device__ __forceinline__ void rotq_w2_load_pairs(const float *W, unsigned base
 }
 __device__ constexpr unsigned rotq_pow2_addr0(int r) { return (unsigned)r; } // phase 0: 32 consecutive
 
-// Phase 1 of rotq_pow2_pair_plan (2^11 .. 2^14) with the phase-0 values
-// (butterflied) in W, in the pair layout: the barrier after their stores, phase
-// 1 through W and back, ending with the barrier before phase 2's reads.
+// Phase 1 of rotq_pow2_pair_plan (2^11 .. 2^14) on the phase-0 values v
+// (butterflied), through W and back, ending with the barrier before phase 2's reads.
 template <int L>
-__device__ __forceinline__ void rotq_pow2_pair_phase1_w(float *W, unsigned sub_base, unsigned tid, float v[32]) {
+__device__ __forceinline__ void rotq_pow2_pair_phase1(float *W, unsigned sub_base, unsigned tid, float v[32]) {
     typedef rotq_pow2_pair_plan<L> pp;
+    rotq_w2_store_pairs<rotq_pow2_addr0>(W, rotq_w2_index(sub_base | (tid << 5)), v);
     __syncthreads();
     const unsigned b1 = rotq_w2_index(sub_base | pp::dep1(tid));
     rotq_w2_load_pairs<pp::addr1>(W, b1, v);
@@ -200,23 +200,13 @@ __device__ __forceinline__ void rotq_pow2_pair_phase1_w(float *W, unsigned sub_b
     rotq_w2_store_pairs<pp::addr1>(W, b1, v);
     __syncthreads();
 }
-// The same on the phase-0 values v in registers (32 consecutive elements a thread).
-template <int L>
-__device__ __forceinline__ void rotq_pow2_pair_phase1(float *W, unsigned sub_base, unsigned tid, float v[32]) {
-    rotq_w2_store_pairs<rotq_pow2_addr0>(W, rotq_w2_index(sub_base | (tid << 5)), v);
-    rotq_pow2_pair_phase1_w<L>(W, sub_base, tid, v);
-}
 // Phases 1 and 2 (2^11 .. 2^13), the last level scaled by s when SCALED (the
 // fused quantize kernels scale afterwards, as the CPU does).
-// FROM_W: the phase-0 values are in W already (rotq_tc_store_w2), not in v.
-template <int L, bool SCALED = true, bool FROM_W = false>
+template <int L, bool SCALED = true>
 __device__ __forceinline__ void rotq_pow2_pair_phases(float *W, unsigned sub_base, unsigned tid, float v[32],
                                                       float s = 1.0f) {
     typedef rotq_pow2_pair_plan<L> pp;
-    if (FROM_W)
-        rotq_pow2_pair_phase1_w<L>(W, sub_base, tid, v);
-    else
-        rotq_pow2_pair_phase1<L>(W, sub_base, tid, v);
+    rotq_pow2_pair_phase1<L>(W, sub_base, tid, v);
     rotq_w2_load_pairs<pp::addr2>(W, rotq_w2_index(sub_base | pp::dep2(tid)), v);
     if (pp::P <= 1) rotq_butterfly<1>(v);
     if (pp::P <= 2) rotq_butterfly<2>(v);

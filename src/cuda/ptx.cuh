@@ -68,17 +68,6 @@ __device__ __forceinline__ void ptx_mma_f16_16816(float d[4], const uint32_t a[4
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
-// Four 8x8 b16 matrices from shared memory: lanes 8i..8i+7 give the row
-// addresses (16 bytes each) of matrix i; register i of lane (g, t) receives its
-// row g, columns 2t, 2t + 1 (with i = 0..3 the mma A-operand fragment of a
-// 16 x 16 tile whose quarters are matrices 0: rows 0-7, cols 0-7; 1: rows
-// 8-15, cols 0-7; 2: rows 0-7, cols 8-15; 3: rows 8-15, cols 8-15).
-__device__ __forceinline__ void ptx_ldmatrix_x4(uint32_t r[4], uint32_t smem_addr) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(smem_addr));
-}
-
 // Four transposed 8x8 b16 matrices from shared memory: lanes 8i..8i+7 give the
 // row addresses of matrix i; register i receives its mma B-operand fragment.
 __device__ __forceinline__ void ptx_ldmatrix_x4_trans(uint32_t r[4], uint32_t smem_addr) {

@@ -18,7 +18,6 @@
 // other shapes take quantize_rot.cu's kernel.
 #pragma once
 #include "hadamard_pow2.cuh" // rotq_stage_tile, rotq_read_stage32, rotq_phase, plan, smem layout
-#include "hadamard_pow2_tc.cuh"
 
 // The input tiles' TMA loads marked evict-first in L2 (the input is read once).
 // Same-run A/B on the H100, f16, 2^25 elements: int4 g128 at n = 128 40.1 -> 38.1
@@ -83,12 +82,6 @@ __host__ __device__ constexpr bool rotq_qt_spec_built(void) {
     return ROTQ_QT_SPEC != 0 && ES == 2 && BT == 128 && L == 12;
 }
 
-// Phase 0 on tensor cores (hadamard_pow2_tc.cuh) in the int4 build at 2^12,
-// for inputs without a sign vector. 0: A/B switch.
-#ifndef ROTQ_QT_TC
-#define ROTQ_QT_TC 1
-#endif
-
 // Whether the kernel quantizes a tile from the last phase's registers: rows of
 // exactly 2^L int8 / fp8 codes, or int4 rows of one group (2^6, 2^7: n = group);
 // at 2^11 and 2^12 the Hadamard kernel's pair exchanges (rotq_pow2_pair_plan)
@@ -130,28 +123,17 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L, BT>::THREADS, rotq_qt_min_bl
                                                                                  &tmap, it, pending);
         ROTQ_TL(rotq_tl_mark(&tl, 2);)
         float v[32];
-        // phase 0 on tensor cores (the int4 build, no signs): v in its layout
-        // (hadamard_pow2_tc.cuh), which only the pair exchange's stores read
-        bool tc = false;
-        if constexpr (SPEC == ROTQ_QT_SPEC_INT4 && ROTQ_QT_TC != 0) tc = !a.signs;
-        if (tc) {
-            if (a.in_dtype == ROTQ_DTYPE_BF16)
-                rotq_tc_phase0<true>(cur, sub_base, tid, v);
-            else
-                rotq_tc_phase0<false>(cur, sub_base, tid, v);
-        } else {
-            rotq_read_stage32<ES>(cur, local0, a.in_dtype, v);
-            if (a.signs) {
-                // Tiles start at a row, so the column of tile element e is e & cmask.
-                const unsigned col0 = local0 & cmask;
+        rotq_read_stage32<ES>(cur, local0, a.in_dtype, v);
+        if (a.signs) {
+            // Tiles start at a row, so the column of tile element e is e & cmask.
+            const unsigned col0 = local0 & cmask;
 #pragma unroll
-                for (int r = 0; r < 32; r++) {
-                    const int8_t sg = __ldg(a.signs + ((col0 + (unsigned)r) & cmask));
-                    if (sg < 0) v[r] = -v[r];
-                }
+            for (int r = 0; r < 32; r++) {
+                const int8_t sg = __ldg(a.signs + ((col0 + (unsigned)r) & cmask));
+                if (sg < 0) v[r] = -v[r];
             }
-            rotq_phase<L>(0, v);
         }
+        rotq_phase<L>(0, v);
         __syncthreads(); // every thread has read the stage that W overwrites
         ROTQ_TL(rotq_tl_mark(&tl, 3);)
         float *W = rotq_pow2_tile_w<L, ES, BT>(rotq_smem, it, cur);
@@ -187,13 +169,9 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L, BT>::THREADS, rotq_qt_min_bl
                 }
                 continue;
             }
-            if (PAIRS && reg) {
-                if (tc)
-                    rotq_tc_store_w2(W, sub_base, tid, v);
-                else
-                    rotq_w2_store_pairs<rotq_pow2_addr0>(W, rotq_w2_index(sub_base | (tid << 5)), v);
-                rotq_pow2_pair_phases<L, false, true>(W, sub_base, tid, v);
-            } else
+            if (PAIRS && reg)
+                rotq_pow2_pair_phases<L, false>(W, sub_base, tid, v);
+            else
                 rotq_pow2_exchanges<L>(W, sub_base, tid, v);
             if (plan::PHASES > 1 && L != 7 && reg) { // (rows of 128 took the quad epilogue above)
                 const int64_t row0 = tile * R;
