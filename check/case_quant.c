@@ -590,8 +590,8 @@ void ck_op_quantize(ck_ctx *c) {
     q0 = rotated(base(ROTQ_QUANT_INT4_GROUP, 64, ROTQ_DTYPE_BF16, 35, 4096), 4096, ROTQ_HADAMARD_FACTOR_AUTO, 0, 1);
     q0.special = 2;
     run_case(c, q0);
-    /* ... without signs: the int4 build's phase 0 on tensor cores (hadamard_pow2_tc.cuh),
-       f16 and bf16, special rows, and a strided input (cp.async stages). */
+    /* ... without signs (the int4 build at 2^12 of its own: f16 and bf16, special rows,
+       and a strided input on cp.async stages). */
     q0 = rotated(base(ROTQ_QUANT_INT4_GROUP, 128, ROTQ_DTYPE_F16, 35, 4096), 4096, ROTQ_HADAMARD_FACTOR_AUTO, 0, 0);
     q0.special = 2;
     run_case(c, q0);
