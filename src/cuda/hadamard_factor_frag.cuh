@@ -500,20 +500,19 @@ __device__ __forceinline__ void rotq_frag_sign_block(const rotq_had_args &a, int
 // The values are unscaled (z) and the rotation scale fs > 0 is folded in: the
 // absmax of the scaled values RN(fs z) is RN(fs absmax(z)) (rounding is
 // monotonic), and the codes take RN(z RN(fs inv)); fs = 1 where v is scaled.
-// I4: the build for int4 groups alone (qa.kind is ROTQ_QUANT_INT4_GROUP).
-template <int L, bool I4 = false>
+template <int L>
 __device__ __forceinline__ void rotq_frag_quant_b(const rotq_q_args &qa, rotq_frag_ctl *ctl, int64_t tile,
                                                   unsigned it, int r, unsigned row, unsigned jl, const float v[32],
                                                   float fs) {
     const int64_t col0 = ((int64_t)row << L) + jl; // the lane's first column in the quantize row
     uint8_t *q = (uint8_t *)qa.q + tile * qa.q_stride;
     const uint32_t done = ptx_smem_addr(&ctl->tile_done[it & 3u]);
-    if (I4 || qa.kind == ROTQ_QUANT_INT4_GROUP) {
+    uint32_t sum = 0;
+    if (qa.kind == ROTQ_QUANT_INT4_GROUP) {
         rotq_fq_int4(v, fs, qa.group_shift, q, qa.scales + tile * qa.groups_per_row, col0);
         ptx_mbarrier_arrive(done);
         return;
     }
-    uint32_t sum = 0;
     if (qa.kind == ROTQ_QUANT_FP8_TENSOR) {
         rotq_fq_codes<true>(v, fs * qa.static_inv, q + col0, &sum);
         ptx_mbarrier_arrive(done);
@@ -587,8 +586,8 @@ __host__ __device__ inline size_t rotq_frag_smem(int k, int kt, int rows, int sl
 // blocks share tiles (f.parts, rotq_frag_parts; the others take whole tiles,
 // with no run-time state for it). DYN: the Hadamard build with the dynamic
 // tail (rotq_frag_claim; whole tiles); the other builds are the static order's
-// code alone. I4: the QUANT build for int4 groups alone (rotq_launch_frag).
-template <int L, int KT, bool QUANT, bool PARTS = false, bool DYN = false, bool I4 = false>
+// code alone.
+template <int L, int KT, bool QUANT, bool PARTS = false, bool DYN = false>
 __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
     rotq_had_frag_kernel(rotq_had_args a, const __grid_constant__ rotq_had_factor f, const rotq_q_args qa,
                          const __grid_constant__ CUtensorMap xmap) {
@@ -764,8 +763,7 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
                     for (int i = 0; i < 32; i++) v[i] *= fs;
                     fs = 1.0f;
                 }
-                rotq_frag_quant_b<L, I4>(qa, ctl, rotq_frag_tile_now<DYN>(ctl, f, parts, it), it, r, row, jl, v,
-                                         fs);
+                rotq_frag_quant_b<L>(qa, ctl, rotq_frag_tile_now<DYN>(ctl, f, parts, it), it, r, row, jl, v, fs);
             } else {
                 rotq_frag_butterflies_b<L, true>(v, a.scale);
                 const int64_t tile = rotq_frag_tile_now<DYN>(ctl, f, parts, it); // before the arrival

@@ -176,12 +176,6 @@ static int rotq_frag_parts(int k, int64_t tiles, int64_t G, bool whole, double w
     return (k + r - 1) / r;
 }
 
-// The fused quantize's int4 groups on a build of their own (the I4 kernel): 0
-// runs them on the build for every kind (an A/B switch).
-#ifndef ROTQ_FRAG_I4_BUILD
-#define ROTQ_FRAG_I4_BUILD 1
-#endif
-
 // Tiles a block at least for the Hadamard's dynamic tail (rotq_launch_frag).
 #define ROTQ_FRAG_DYN_MIN_TILES 16
 
@@ -205,15 +199,7 @@ static rotq_status rotq_launch_frag(const rotq_had_args &a, const rotq_had_facto
     const int64_t gstride = rotq_factor_tma_input(a);
     if (gstride <= 0) return ROTQ_ERR_NOT_SUPPORTED;
     const void *kernel = (const void *)rotq_had_frag_kernel<L, KT, QUANT>;
-    int *usable_k = usable, *regs_k = regs;
-    // int4 groups: a build of their own, whose B tasks hold that path alone
-    const bool i4 = QUANT && ROTQ_FRAG_I4_BUILD && qa->kind == ROTQ_QUANT_INT4_GROUP;
-    if (i4) {
-        static int usable_i4[64], regs_i4[64];
-        kernel = (const void *)rotq_had_frag_kernel<L, KT, QUANT, false, false, true>;
-        usable_k = usable_i4, regs_k = regs_i4;
-    }
-    if (!rotq_kernel_has_sm90(kernel, usable_k, dev)) return ROTQ_ERR_NOT_SUPPORTED;
+    if (!rotq_kernel_has_sm90(kernel, usable, dev)) return ROTQ_ERR_NOT_SUPPORTED;
     // 32 warps an SM (the 64-register cap) over 1 to 3 blocks; the fused
     // per-row kinds need a block's warps to cover a tile's B tasks.
     int maxb = 3;
@@ -223,7 +209,7 @@ static rotq_status rotq_launch_frag(const rotq_had_args &a, const rotq_had_facto
     // parts of a tile read all of its rows while each writes its own), also
     // where whole tiles leave no room for input slots (44, 52, 60 * 1024).
     rotq_frag_launch c;
-    rotq_status st = rotq_frag_configure<L, KT>(kernel, regs_k, f0.k, f0.k, maxb, INT64_MAX, dev, &c);
+    rotq_status st = rotq_frag_configure<L, KT>(kernel, regs, f0.k, f0.k, maxb, INT64_MAX, dev, &c);
     if (st != ROTQ_OK && st != ROTQ_ERR_NOT_SUPPORTED) return st;
     const bool whole = st == ROTQ_OK;
     int parts = 1, rows = f0.k;
@@ -309,10 +295,6 @@ static rotq_status rotq_launch_frag(const rotq_had_args &a, const rotq_had_facto
         if constexpr (!QUANT)
             rotq_had_frag_kernel<L, KT, false, false, true><<<(unsigned)c.grid, 32 * c.warps, c.smem, stream>>>(t, f, q,
                                                                                                               xmap);
-    } else if (i4) {
-        if constexpr (QUANT)
-            rotq_had_frag_kernel<L, KT, true, false, false, true><<<(unsigned)c.grid, 32 * c.warps, c.smem, stream>>>(
-                t, f, q, xmap);
     } else {
         rotq_had_frag_kernel<L, KT, QUANT><<<(unsigned)c.grid, 32 * c.warps, c.smem, stream>>>(t, f, q, xmap);
     }
