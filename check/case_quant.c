@@ -592,15 +592,17 @@ void ck_op_quantize(ck_ctx *c) {
     run_case(c, q0);
     /* ... without signs (the int4 build at 2^12 of its own: f16 and bf16, special rows,
        and a strided input on cp.async stages). */
-    q0 = rotated(base(ROTQ_QUANT_INT4_GROUP, 128, ROTQ_DTYPE_F16, 35, 4096), 4096, ROTQ_HADAMARD_FACTOR_AUTO, 0, 0);
-    q0.special = 2;
-    run_case(c, q0);
-    q0 = rotated(base(ROTQ_QUANT_INT4_GROUP, 32, ROTQ_DTYPE_BF16, 35, 4096), 4096, ROTQ_HADAMARD_FACTOR_AUTO, 0, 0);
-    q0.special = 2;
-    run_case(c, q0);
-    q0 = rotated(base(ROTQ_QUANT_INT4_GROUP, 64, ROTQ_DTYPE_F16, 77, 4096), 4096, ROTQ_HADAMARD_FACTOR_AUTO, 0, 0);
-    q0.xs = 4096 + 8;
-    run_case(c, q0);
+    {
+        static const struct { int32_t group; rotq_dtype din; int64_t rows, pad; int special; } i4[3] = {
+            {128, ROTQ_DTYPE_F16, 35, 0, 2}, {32, ROTQ_DTYPE_BF16, 35, 0, 2}, {64, ROTQ_DTYPE_F16, 77, 8, 0}};
+        for (int i = 0; i < 3; i++) {
+            q0 = rotated(base(ROTQ_QUANT_INT4_GROUP, i4[i].group, i4[i].din, i4[i].rows, 4096), 4096,
+                         ROTQ_HADAMARD_FACTOR_AUTO, 0, 0);
+            q0.special = i4[i].special;
+            q0.xs += i4[i].pad;
+            run_case(c, q0);
+        }
+    }
     q0 = rotated(base(ROTQ_QUANT_INT8_ROW, 0, ROTQ_DTYPE_F16, 67, 2048), 2048, ROTQ_HADAMARD_FACTOR_AUTO, 0, 0);
     q0.special = 2;
     run_case(c, q0);
