@@ -679,7 +679,7 @@ void ck_op_quantize(ck_ctx *c) {
     if (full) {
         q = rotated(base(ROTQ_QUANT_FP8_ROW, 0, ROTQ_DTYPE_BF16, 1001, 14336), 14336, 28, 0, 1);
         run_case(c, q);
-        /* int4 groups on the kernel's int4 build over several tiles a block. */
+        /* int4 groups on this kernel over several tiles a block. */
         q = rotated(base(ROTQ_QUANT_INT4_GROUP, 128, ROTQ_DTYPE_F16, 1001, 14336), 14336, 28, 0, 0);
         run_case(c, q);
         q = rotated(base(ROTQ_QUANT_INT4_GROUP, 64, ROTQ_DTYPE_BF16, 613, 28672), 28672, 28, 0, 1);
