@@ -7,6 +7,8 @@
  *   smem B              one block of 256 threads with B bytes of dynamic shared memory
  *   smem B carve100     the same kernel body, a function whose carveout preference is 100
  *   copy / copy smem B  2 blocks of 256 threads copying 8 KB, with B bytes of shared memory
+ *   cluster C           an empty kernel, 4 blocks of 128 threads in clusters of C blocks
+ *                       (cudaLaunchKernelEx), and with a cluster barrier at entry and exit
  * The list runs three times in a row to show the spread.
  * Build: nvcc -O3 -arch=sm_90a -o smem_launch bench/probes/smem_launch.cu
  */
@@ -19,6 +21,10 @@
 // ID only makes distinct functions, so each can carry its own attributes.
 template <int ID> __global__ void empty_kernel(void) {}
 
+__global__ void cluster_sync_kernel(void) {
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
 template <int ID> __global__ void copy_kernel(const uint4 *x, uint4 *y) {
     const int i = blockIdx.x * 256 + threadIdx.x;
     y[i] = x[i];
@@ -26,7 +32,7 @@ template <int ID> __global__ void copy_kernel(const uint4 *x, uint4 *y) {
 
 typedef struct row {
     const char *name;
-    int kind; // 0 empty, 1 copy
+    int kind; // 0 empty, 1 copy, 2 empty in clusters of id blocks, 3 the same with a cluster barrier
     int id;   // which function (0: default attributes, 1: carveout 100)
     unsigned grid, threads;
     size_t smem;
@@ -44,6 +50,21 @@ static void launch(cudaStream_t s, const void *p) {
     if (r->kind == 0) {
         if (r->id == 0) empty_kernel<0><<<r->grid, r->threads, r->smem, s>>>();
         else empty_kernel<1><<<r->grid, r->threads, r->smem, s>>>();
+    } else if (r->kind >= 2) {
+        cudaLaunchAttribute attr[1];
+        attr[0].id = cudaLaunchAttributeClusterDimension;
+        attr[0].val.clusterDim.x = (unsigned)r->id;
+        attr[0].val.clusterDim.y = 1;
+        attr[0].val.clusterDim.z = 1;
+        cudaLaunchConfig_t cfg = {};
+        cfg.gridDim = dim3(r->grid);
+        cfg.blockDim = dim3(r->threads);
+        cfg.dynamicSmemBytes = r->smem;
+        cfg.stream = s;
+        cfg.attrs = attr;
+        cfg.numAttrs = 1;
+        if (r->kind == 2) cudaLaunchKernelEx(&cfg, empty_kernel<2>);
+        else cudaLaunchKernelEx(&cfg, cluster_sync_kernel);
     } else {
         if (r->id == 0) copy_kernel<0><<<r->grid, r->threads, r->smem, s>>>(c->x, c->y);
         else copy_kernel<1><<<r->grid, r->threads, r->smem, s>>>(c->x, c->y);
@@ -78,6 +99,9 @@ int main(void) {
         {"smem 17K carve100", 0, 1, 1, 256, 17 << 10},
         {"copy", 1, 0, 2, 256, 0},              {"copy smem 4K", 1, 0, 2, 256, 4 << 10},
         {"copy smem 17K", 1, 0, 2, 256, 17 << 10}, {"copy smem 17K carve100", 1, 1, 2, 256, 17 << 10},
+        {"cluster 1", 2, 1, 4, 128, 0},         {"cluster 2", 2, 2, 4, 128, 0},
+        {"cluster 4", 2, 4, 4, 128, 0},         {"cluster 4 barrier", 3, 4, 4, 128, 0},
+        {"cluster 4 x16 barrier", 3, 4, 64, 128, 0},
     };
     const int nrows = (int)(sizeof rows / sizeof rows[0]);
     float t[3][32];
