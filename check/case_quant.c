@@ -822,10 +822,18 @@ void ck_op_quantize(ck_ctx *c) {
             }
     for (int L = 12; full && L <= 14; L++) {
         const int64_t r0 = 132 >> (L - 10);
-        for (int64_t r = r0; r <= r0 + 1; r++)
+        for (int64_t r = r0; r <= r0 + 1; r++) {
             run_case(c, rotated(base(ROTQ_QUANT_INT4_GROUP, L == 13 ? 128 : 64, L == 14 ? ROTQ_DTYPE_BF16 : ROTQ_DTYPE_F16,
                                      r, 1 << L),
                                 1 << L, ROTQ_HADAMARD_FACTOR_POW2, 0, 0));
+            /* the per-row kinds there too (CUDA: a cluster a row up to 2^13 where the
+               A/B switch ROTQ_QS_SPLIT_ROW is on), with special rows */
+            q = rotated(base(L == 13 ? ROTQ_QUANT_FP8_ROW : ROTQ_QUANT_INT8_ROW, 0,
+                             L == 12 ? ROTQ_DTYPE_BF16 : ROTQ_DTYPE_F16, r, 1 << L),
+                        1 << L, ROTQ_HADAMARD_FACTOR_POW2, 0, 0);
+            q.special = 2, q.special_cols = 1024;
+            run_case(c, q);
+        }
     }
     /* Block-diagonal rotations of 128 and 4096 over rows of 8192 past the decode
        kernel: at 2^7 and 2^12 the fused tile kernel runs 128-thread blocks where a
