@@ -826,8 +826,8 @@ void ck_op_quantize(ck_ctx *c) {
             run_case(c, rotated(base(ROTQ_QUANT_INT4_GROUP, L == 13 ? 128 : 64, L == 14 ? ROTQ_DTYPE_BF16 : ROTQ_DTYPE_F16,
                                      r, 1 << L),
                                 1 << L, ROTQ_HADAMARD_FACTOR_POW2, 0, 0));
-            /* the per-row kinds there too (CUDA: a cluster a row up to 2^13 where the
-               A/B switch ROTQ_QS_SPLIT_ROW is on), with special rows */
+            /* the per-row kinds there too, with special rows (CUDA: the one-block
+               decode kernel; a cluster a row was tried, perf-notes decode v19) */
             q = rotated(base(L == 13 ? ROTQ_QUANT_FP8_ROW : ROTQ_QUANT_INT8_ROW, 0,
                              L == 12 ? ROTQ_DTYPE_BF16 : ROTQ_DTYPE_F16, r, 1 << L),
                         1 << L, ROTQ_HADAMARD_FACTOR_POW2, 0, 0);

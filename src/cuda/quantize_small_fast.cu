@@ -16,14 +16,6 @@ static rotq_status rotq_qs_launch_kind(const rotq_q_args &a, const rotq_had_args
             if (st != ROTQ_ERR_NOT_SUPPORTED) return st;
         }
     }
-    if constexpr (ROTQ_QS_SPLIT_ROW && L >= ROTQ_QS_SPLIT_MIN_L && L <= ROTQ_QS_SPLIT_ROW_MAX_L) {
-        rotq_status st = ROTQ_ERR_NOT_SUPPORTED;
-        if (a.kind == ROTQ_QUANT_INT8_ROW)
-            st = rotq_qs_split_row_launch<L, DT, ROTQ_QUANT_INT8_ROW>(a, h, stream, dev, dry);
-        else if (a.kind == ROTQ_QUANT_FP8_ROW)
-            st = rotq_qs_split_row_launch<L, DT, ROTQ_QUANT_FP8_ROW>(a, h, stream, dev, dry);
-        if (st != ROTQ_ERR_NOT_SUPPORTED) return st;
-    }
     switch (a.kind) {
     case ROTQ_QUANT_INT8_ROW: return rotq_qs_launch<L, DT, ROTQ_QUANT_INT8_ROW>(a, h, stream, dev, dry);
     case ROTQ_QUANT_FP8_ROW: return rotq_qs_launch<L, DT, ROTQ_QUANT_FP8_ROW>(a, h, stream, dev, dry);
