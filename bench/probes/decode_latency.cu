@@ -103,10 +103,9 @@ static float time_row(launch_fn f, int blocks, size_t smem, void *flush, size_t 
 int main(void) {
     cudaDeviceProp p;
     cudaGetDeviceProperties(&p, 0);
-    size_t flush_bytes = 2 * (size_t)p.l2CacheSize;
-    void *flush;
+    size_t flush_bytes;
+    void *flush = probe_flush_alloc(&p, &flush_bytes);
     uint4 *x, *y;
-    cudaMalloc(&flush, flush_bytes);
     cudaMalloc(&x, 1 << 22);
     cudaMalloc(&y, 1 << 22);
     cudaMemset(x, 1, 1 << 22);

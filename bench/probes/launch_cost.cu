@@ -102,10 +102,9 @@ static float time_row(launch_fn f, const probe *p, void *flush, size_t flush_byt
 int main(void) {
     cudaDeviceProp dp;
     cudaGetDeviceProperties(&dp, 0);
-    size_t flush_bytes = 2 * (size_t)dp.l2CacheSize;
-    void *flush;
+    size_t flush_bytes;
+    void *flush = probe_flush_alloc(&dp, &flush_bytes);
     probe p;
-    cudaMalloc(&flush, flush_bytes);
     cudaMalloc((void **)&p.x, 4 << 20);
     cudaMalloc((void **)&p.y, 4 << 20);
     cudaMalloc((void **)&p.s1, 4 << 20);

@@ -234,12 +234,11 @@ static float time_us(launch_fn f, ctx *c, int mode, void *flush, size_t flush_by
 int main(void) {
     cudaDeviceProp dp;
     cudaGetDeviceProperties(&dp, 0);
-    const size_t flush_bytes = 2 * (size_t)dp.l2CacheSize;
-    void *flush;
+    size_t flush_bytes;
+    void *flush = probe_flush_alloc(&dp, &flush_bytes);
     ctx c;
     memset(&c, 0, sizeof c);
     c.sms = dp.multiProcessorCount;
-    cudaMalloc(&flush, flush_bytes);
     cudaMalloc((void **)&c.out, 1 << 20);
     cudaMalloc((void **)&c.smid, 64 * sizeof(unsigned));
     cudaMalloc(&c.x, 4 << 20);

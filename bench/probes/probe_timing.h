@@ -44,3 +44,11 @@ static float probe_time_us_before(probe_launch_fn f, const void *ctx, void *flus
 static float probe_time_us(probe_launch_fn f, const void *ctx, void *flush, size_t flush_bytes, cudaStream_t s) {
     return probe_time_us_before(f, ctx, flush, flush_bytes, s, NULL);
 }
+
+// The flush buffer the bench uses: twice the L2 of device 0 (its size in *bytes).
+static void *probe_flush_alloc(const cudaDeviceProp *dp, size_t *bytes) {
+    void *flush = NULL;
+    *bytes = 2 * (size_t)dp->l2CacheSize;
+    cudaMalloc(&flush, *bytes);
+    return flush;
+}

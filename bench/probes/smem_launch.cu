@@ -74,10 +74,9 @@ static void launch(cudaStream_t s, const void *p) {
 int main(void) {
     cudaDeviceProp dp;
     cudaGetDeviceProperties(&dp, 0);
-    size_t flush_bytes = 2 * (size_t)dp.l2CacheSize;
-    void *flush;
+    size_t flush_bytes;
+    void *flush = probe_flush_alloc(&dp, &flush_bytes);
     uint4 *x, *y;
-    cudaMalloc(&flush, flush_bytes);
     cudaMalloc((void **)&x, 4 << 20);
     cudaMalloc((void **)&y, 4 << 20);
     cudaMemset(x, 1, 4 << 20);
