@@ -693,6 +693,16 @@ void ck_op_quantize(ck_ctx *c) {
         q = rotated(base(ROTQ_QUANT_INT8_ROW, 0, ROTQ_DTYPE_BF16, 1003, 9216), 9216, 36, 0, 1);
         q.row_sums = 0;
         run_case(c, q);
+        /* Many tiles a block (2003 rows of 28 * 512 on two blocks an SM: 7 to 8;
+           6400 of 12 * 256 on three: 16), so a dynamic tail of claimed tiles where
+           the launcher gives the quantize build one (ROTQ_FRAG_DYN_QUANT). */
+        q = rotated(base(ROTQ_QUANT_INT8_ROW, 0, ROTQ_DTYPE_F16, 2003, 14336), 14336, 28, 0, 0);
+        run_case(c, q);
+        q = rotated(base(ROTQ_QUANT_INT4_GROUP, 128, ROTQ_DTYPE_BF16, 2003, 14336), 14336, 28, 0, 0);
+        q.special = 2;
+        run_case(c, q);
+        q = rotated(base(ROTQ_QUANT_FP8_ROW, 0, ROTQ_DTYPE_F16, 6400, 3072), 3072, 12, 0, 1);
+        run_case(c, q);
     }
     /* The warpgroup kernel's quantize build (sm_90a: K > 16 at 2^6 and 2^7, one m64
        tile of H_K a warpgroup: K <= 64 one a tile, <= 128 two, 129 .. 176 three):

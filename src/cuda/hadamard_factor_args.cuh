@@ -25,6 +25,13 @@ typedef struct rotq_had_factor {
     uint32_t bits[ROTQ_FACTOR_MAX_WORDS];
     int32_t dyn_from;          // fragment kernel's DYN build: the block's first iteration whose tile
                                // comes from the counter (rotq_frag_claim)
+    // The fragment kernel's DYN build (whole tiles) reads these instead of
+    // working them out (rotq_had_frag_kernel):
+    uint32_t tasks;            // tasks a tile (A + B)
+    uint32_t tasks_magic;      // rotq_frag_magic(tasks)
+    uint32_t stages_magic;     // rotq_frag_magic(stages)
+    uint32_t slot_bytes;       // bytes of an input slot (K rows of a slice)
+    uint32_t w_off, afr_off;   // W's and the A fragments' byte offsets in shared memory
 } rotq_had_factor;
 
 #define ROTQ_FACTOR_MAX_KT 11

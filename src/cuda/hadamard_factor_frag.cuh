@@ -597,7 +597,14 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
     const int K = f.k;
     const unsigned S = (unsigned)f.stages;                // slots
     const int qs = f.slice_log - 6, sl = L - f.slice_log; // 2^qs 64-column blocks a slice, 2^sl slices a row
-    const unsigned slot_bytes = (unsigned)K << (f.slice_log + 1), slot_stride = rotq_frag_slot_stride(slot_bytes);
+    // DYN: the slot size, W's and the fragments' offsets and the divisions'
+    // magic numbers from the host (parameters, read again from the constant bank
+    // where the task loop needs them). Worked out here, they had been held
+    // across the loop and spilled in the DYN builds (4-16 bytes; perf-notes,
+    // fragment f45: 28 * 512 at 2^27 -3%); the static builds keep their code
+    // (with the parameters the fused ones measured +1%).
+    const unsigned slot_bytes = DYN ? f.slot_bytes : (unsigned)K << (f.slice_log + 1),
+                   slot_stride = rotq_frag_slot_stride(slot_bytes);
     // PARTS: f.parts consecutive blocks share each tile (rotq_frag_tile), block
     // b computing the output rows r0 .. r0 + rows - 1 of H_K X H (part b mod
     // parts, r0 = part * f.part_rows) from the whole tile. Otherwise all K rows.
@@ -606,12 +613,12 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
     const int r0 = PARTS ? (int)(blockIdx.x % parts) * f.part_rows : 0;
     const int rows = !PARTS ? K : K - r0 < f.part_rows ? K - r0 : f.part_rows;
     const int mts = PARTS ? (rows + 15) >> 4 : KT; // m tiles
-    const int wrows = PARTS ? f.part_rows : K; // rows of W
     rotq_frag_ctl *ctl = (rotq_frag_ctl *)rotq_frag_smem_buf;
     char *zero16 = rotq_frag_smem_buf + ROTQ_FRAG_ZERO16_OFF;
     char *slots = rotq_frag_smem_buf + ROTQ_FRAG_CTL_BYTES;
-    float *W = (float *)(slots + S * slot_stride);
-    uint4 *afr = (uint4 *)(W + wrows * plan::RS);
+    const int wrows = PARTS ? f.part_rows : K; // rows of W
+    float *W = DYN ? (float *)(rotq_frag_smem_buf + f.w_off) : (float *)(slots + S * slot_stride);
+    uint4 *afr = DYN ? (uint4 *)(rotq_frag_smem_buf + f.afr_off) : (uint4 *)(W + wrows * plan::RS);
     const bool signs = a.signs != nullptr;
     // The input read once marked evict-first in L2 where that measured faster:
     // the fused build and signed calls (same-run A/B on the H100, 2^25: fused
@@ -666,7 +673,7 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
             rotq_frag_fill<DYN>(&xmap, ctl, slots, slot_bytes, S, sl, qs, u, parts, pm, ntiles, ef, f.dyn_from);
 
     const unsigned lane = ptx_lane_id();
-    const uint32_t mtpt = rotq_frag_magic(tpt), ms = rotq_frag_magic(S);
+    const uint32_t mtpt = DYN ? f.tasks_magic : rotq_frag_magic(tpt), ms = DYN ? f.stages_magic : rotq_frag_magic(S);
     // The block's tiles (whole-tile builds, static order): rotq_frag_tile(1, i)
     // < ntiles exactly for i < its, so the end test compares iteration numbers
     // (32-bit) instead of working out the 64-bit tile for every task. (The
@@ -679,7 +686,7 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
         if (lane == 0) t = atomicAdd(&ctl->next, 1u);
         t = __shfl_sync(0xffffffffu, t, 0);
         const unsigned it = rotq_frag_div(t, mtpt); // the block's tile
-        int r = (int)(t - it * tpt);
+        int r = (int)(t - it * (DYN ? f.tasks : tpt));
         // No task of tile i starts before every task of tile i - 2 has arrived
         // on tile_done (B tasks arrive once they have read W): the other
         // mbarriers alternate by parity, so a waiter then finds the one it waits
