@@ -673,36 +673,37 @@ void ck_op_quantize(ck_ctx *c) {
             run_case(c, q);
         }
     }
-    /* The fragment kernel's per-row int8 / fp8 over several tiles a block (the row
-       absmax and row-sum words and the amx mbarrier reused by tile parity), at
-       2^8, 2^9 and 2^10, signs and special rows included. */
+    /* The fragment kernel's quantize build over several tiles a block: per-row
+       int8 / fp8 (the row absmax and row-sum words and the amx mbarrier reused by
+       tile parity) and int4 groups, at 2^8, 2^9 and 2^10, signs and special rows
+       included; the last three with many tiles a block (2003 rows of 28 * 512 on
+       two blocks an SM: 7 to 8; 6400 of 12 * 256 on three: 16). */
     if (full) {
-        q = rotated(base(ROTQ_QUANT_FP8_ROW, 0, ROTQ_DTYPE_BF16, 1001, 14336), 14336, 28, 0, 1);
-        run_case(c, q);
-        /* int4 groups on this kernel over several tiles a block. */
-        q = rotated(base(ROTQ_QUANT_INT4_GROUP, 128, ROTQ_DTYPE_F16, 1001, 14336), 14336, 28, 0, 0);
-        run_case(c, q);
-        q = rotated(base(ROTQ_QUANT_INT4_GROUP, 64, ROTQ_DTYPE_BF16, 613, 28672), 28672, 28, 0, 1);
-        q.special = 2;
-        run_case(c, q);
-        q = rotated(base(ROTQ_QUANT_INT8_ROW, 0, ROTQ_DTYPE_F16, 401, 20480), 20480, 20, 0, 0);
-        q.special = 2;
-        run_case(c, q);
-        q = rotated(base(ROTQ_QUANT_FP8_ROW, 0, ROTQ_DTYPE_F16, 1501, 3072), 3072, 12, 0, 0);
-        run_case(c, q);
-        q = rotated(base(ROTQ_QUANT_INT8_ROW, 0, ROTQ_DTYPE_BF16, 1003, 9216), 9216, 36, 0, 1);
-        q.row_sums = 0;
-        run_case(c, q);
-        /* Many tiles a block (2003 rows of 28 * 512 on two blocks an SM: 7 to 8;
-           6400 of 12 * 256 on three: 16), so a dynamic tail of claimed tiles where
-           the launcher gives the quantize build one (ROTQ_FRAG_DYN_QUANT). */
-        q = rotated(base(ROTQ_QUANT_INT8_ROW, 0, ROTQ_DTYPE_F16, 2003, 14336), 14336, 28, 0, 0);
-        run_case(c, q);
-        q = rotated(base(ROTQ_QUANT_INT4_GROUP, 128, ROTQ_DTYPE_BF16, 2003, 14336), 14336, 28, 0, 0);
-        q.special = 2;
-        run_case(c, q);
-        q = rotated(base(ROTQ_QUANT_FP8_ROW, 0, ROTQ_DTYPE_F16, 6400, 3072), 3072, 12, 0, 1);
-        run_case(c, q);
+        static const struct {
+            rotq_quant_kind kind;
+            int32_t group, n, k;
+            rotq_dtype din;
+            int64_t rows;
+            int signs, special, no_row_sums;
+        } frag_tiles[] = {
+            {ROTQ_QUANT_FP8_ROW, 0, 14336, 28, ROTQ_DTYPE_BF16, 1001, 1, 0, 0},
+            {ROTQ_QUANT_INT4_GROUP, 128, 14336, 28, ROTQ_DTYPE_F16, 1001, 0, 0, 0},
+            {ROTQ_QUANT_INT4_GROUP, 64, 28672, 28, ROTQ_DTYPE_BF16, 613, 1, 2, 0},
+            {ROTQ_QUANT_INT8_ROW, 0, 20480, 20, ROTQ_DTYPE_F16, 401, 0, 2, 0},
+            {ROTQ_QUANT_FP8_ROW, 0, 3072, 12, ROTQ_DTYPE_F16, 1501, 0, 0, 0},
+            {ROTQ_QUANT_INT8_ROW, 0, 9216, 36, ROTQ_DTYPE_BF16, 1003, 1, 0, 1},
+            {ROTQ_QUANT_INT8_ROW, 0, 14336, 28, ROTQ_DTYPE_F16, 2003, 0, 0, 0},
+            {ROTQ_QUANT_INT4_GROUP, 128, 14336, 28, ROTQ_DTYPE_BF16, 2003, 0, 2, 0},
+            {ROTQ_QUANT_FP8_ROW, 0, 3072, 12, ROTQ_DTYPE_F16, 6400, 1, 0, 0},
+        };
+        for (size_t i = 0; i < sizeof frag_tiles / sizeof frag_tiles[0]; i++) {
+            q = rotated(base(frag_tiles[i].kind, frag_tiles[i].group, frag_tiles[i].din, frag_tiles[i].rows,
+                             frag_tiles[i].n),
+                        frag_tiles[i].n, frag_tiles[i].k, 0, frag_tiles[i].signs);
+            q.special = frag_tiles[i].special;
+            if (frag_tiles[i].no_row_sums) q.row_sums = 0;
+            run_case(c, q);
+        }
     }
     /* The warpgroup kernel's quantize build (sm_90a: K > 16 at 2^6 and 2^7, one m64
        tile of H_K a warpgroup: K <= 64 one a tile, <= 128 two, 129 .. 176 three):
