@@ -600,7 +600,7 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
     // DYN: the slot size, W's and the fragments' offsets and the divisions'
     // magic numbers from the host (parameters, read again from the constant bank
     // where the task loop needs them). Worked out here, they had been held
-    // across the loop and spilled in the DYN builds (4-16 bytes; perf-notes,
+    // across the loop and spilled in the DYN builds (4-12 bytes; perf-notes,
     // fragment f45: 28 * 512 at 2^27 -3%); the static builds keep their code
     // (with the parameters the fused ones measured +1%).
     const unsigned slot_bytes = DYN ? f.slot_bytes : (unsigned)K << (f.slice_log + 1),
