@@ -567,10 +567,14 @@ __device__ __forceinline__ void rotq_frag_quant_b(const rotq_q_args &qa, rotq_fr
 // those rows (ceil(rows / 16) KT tiles of 512 bytes).
 #define ROTQ_FRAG_ZERO16_OFF ((sizeof(rotq_frag_ctl) + 15) / 16 * 16)
 #define ROTQ_FRAG_CTL_BYTES ((ROTQ_FRAG_ZERO16_OFF + 16 + 1023) / 1024 * 1024)
+__host__ __device__ constexpr unsigned rotq_frag_slot_bytes(int k, int ls) { return (unsigned)k << (ls + 1); }
+__host__ __device__ constexpr unsigned rotq_frag_w_off(int k, int ls, int slots) {
+    return ROTQ_FRAG_CTL_BYTES + (unsigned)slots * rotq_frag_slot_stride(rotq_frag_slot_bytes(k, ls));
+}
 template <int L>
 __host__ __device__ inline size_t rotq_frag_smem(int k, int kt, int rows, int slots, int ls) {
-    return ROTQ_FRAG_CTL_BYTES + (size_t)slots * rotq_frag_slot_stride((unsigned)k << (ls + 1)) +
-           (size_t)rows * rotq_frag_plan<L>::RS * 4 + (size_t)((rows + 15) / 16) * kt * 512;
+    return rotq_frag_w_off(k, ls, slots) + (size_t)rows * rotq_frag_plan<L>::RS * 4 +
+           (size_t)((rows + 15) / 16) * kt * 512;
 }
 
 // The PARTS builds' first copies before their fragments too (their spills
@@ -603,7 +607,7 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
     // across the loop and spilled in the DYN builds (4-12 bytes; perf-notes,
     // fragment f45: 28 * 512 at 2^27 -3%); the static builds keep their code
     // (with the parameters the fused ones measured +1%).
-    const unsigned slot_bytes = DYN ? f.slot_bytes : (unsigned)K << (f.slice_log + 1),
+    const unsigned slot_bytes = DYN ? f.slot_bytes : rotq_frag_slot_bytes(K, f.slice_log),
                    slot_stride = rotq_frag_slot_stride(slot_bytes);
     // PARTS: f.parts consecutive blocks share each tile (rotq_frag_tile), block
     // b computing the output rows r0 .. r0 + rows - 1 of H_K X H (part b mod

@@ -253,8 +253,8 @@ static rotq_status rotq_launch_frag(const rotq_had_args &a, const rotq_had_facto
     f.tasks = (uint32_t)c.tpt;
     f.tasks_magic = rotq_frag_magic((uint32_t)c.tpt);
     f.stages_magic = rotq_frag_magic((uint32_t)c.S);
-    f.slot_bytes = (uint32_t)f0.k << (c.ls + 1);
-    f.w_off = ROTQ_FRAG_CTL_BYTES + (uint32_t)c.S * rotq_frag_slot_stride(f.slot_bytes);
+    f.slot_bytes = rotq_frag_slot_bytes(f0.k, c.ls);
+    f.w_off = rotq_frag_w_off(f0.k, c.ls, c.S);
     f.afr_off = f.w_off + (uint32_t)rows * plan::RS * 4u;
     f.dyn_from = INT32_MAX;
     CUtensorMap xmap;
