@@ -704,8 +704,8 @@ void ck_op_hadamard(ck_ctx *c) {
         emit(c, h);
         /* The fragment kernel's dynamic tail (the DYN build, rotq_frag_claim: 16
            tiles a block of 264 on an H100, the last six from the counter, two blocks
-           an SM), in place; 12 * 256 x 8001 below runs it with signs (20 tiles a
-           block of 396, three blocks an SM). */
+           an SM), in place. (Signed calls keep the static order: 12 * 256 x 8001
+           above runs the signed build at 20 tiles a block of 396.) */
         h = base_case(28 * 512, 28, BF16, BF16, 4301);
         h.inplace = 1;
         emit(c, h);
@@ -717,6 +717,21 @@ void ck_op_hadamard(ck_ctx *c) {
         h = base_case(20 * 1024, 20, F16, BF16, 801); /* the wide build */
         emit(c, h);
         h = base_case(40 * 1024, 40, F16, F16, 401); /* column slices */
+        emit(c, h);
+        /* Its sign masks (rotq_frag_sign_table): several row blocks a block (three
+           blocks an SM), one mask table a row-block position in block-diagonal rows
+           of 3 and 5 blocks, and signed calls in parts (40 * 1024: three). */
+        h = base_case(12 * 1024, 12, BF16, BF16, 2003);
+        h.signs = 1;
+        emit(c, h);
+        h = base_case(28 * 512, 28, F16, F16, 301);
+        h.cols = h.xs = h.ys = 3 * 28 * 512, h.signs = 1;
+        emit(c, h);
+        h = base_case(20 * 256, 20, BF16, F32, 613);
+        h.cols = h.xs = h.ys = 5 * 20 * 256, h.signs = 1, h.inplace = 1;
+        emit(c, h);
+        h = base_case(40 * 1024, 40, F16, BF16, 600);
+        h.signs = 1;
         emit(c, h);
     }
 

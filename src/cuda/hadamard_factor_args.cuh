@@ -32,6 +32,7 @@ typedef struct rotq_had_factor {
     uint32_t stages_magic;     // rotq_frag_magic(stages)
     uint32_t slot_bytes;       // bytes of an input slot (K rows of a slice)
     uint32_t w_off, afr_off;   // W's and the A fragments' byte offsets in shared memory
+    uint32_t tab_off;          // the signed builds' mask table's offset (rotq_frag_sign_table)
 } rotq_had_factor;
 
 #define ROTQ_FACTOR_MAX_KT 11

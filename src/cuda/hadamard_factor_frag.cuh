@@ -22,8 +22,10 @@
 //   bits 3.. on bits 8..L-1: bits 1, 2, 6, 7 in registers, bits 8.. between
 //   lanes (shuffles); the scale, and 16-byte stores (8 lanes write 128
 //   contiguous bytes).
-// With a sign vector, the A tasks of m tile 0 first apply the signs to their
-// column block of the arrived stage; the other m tiles' tasks wait for that.
+// With a sign vector, each A task flips the signs of its own B fragments in
+// registers, by XOR masks that the block builds once from the vector
+// (rotq_frag_sign_table): no pass over the stage, and no m tile waits for
+// another's.
 //
 // One W round trip (STS.64 + LDS.128: 0.75 shared-memory instructions an
 // element against 4). W row k holds 2^L + 8 words (== 8 mod 32) and column j
@@ -51,11 +53,10 @@
 //
 // At 2^10 with K >= 20, out of place, several blocks ("parts") can share a
 // row block, each computing some of its K output rows from the whole row
-// block (the PARTS build, rotq_frag_parts): for small calls; without signs,
-// wherever a split into 2 to 4 parts needs fewer K-step m tiles or leaves more
-// input slots ahead than whole row blocks (28 * 1024: two parts; 40, 44 * 1024:
-// three; 52, 60 * 1024, whose whole row blocks do not fit: four); with signs,
-// where a whole row block leaves too few input slots (40 * 1024) or none; and
+// block (the PARTS build, rotq_frag_parts): for small calls, and wherever a
+// split into 2 to 4 parts needs fewer K-step m tiles or leaves more input
+// slots ahead than whole row blocks (28 * 1024: two parts; 40, 44 * 1024:
+// three; 52, 60 * 1024, whose whole row blocks do not fit: four); at least two
 // for calls under 4 rounds.
 //
 // Built with QUANT, the kernel is the fused rotate + quantize for these sizes
@@ -88,7 +89,6 @@ struct rotq_frag_plan {
 // read counts and the task counter.
 typedef struct rotq_frag_ctl {
     uint64_t tma[2][ROTQ_FRAG_MAX_SLOTS];  // slot arrived (TMA), by use parity
-    uint64_t sgn[2][ROTQ_FRAG_MAX_SLOTS];  // slot signed (by the A tasks of m tile 0), by use parity
     uint64_t full[2][4];                   // A(i) of m tile mt written W, by tile parity
     uint64_t empty[2][4];                  // B(i) read m tile mt's rows of W, by tile parity
     uint64_t tile_done[4];                 // every task of tile i arrived, by i mod 4
@@ -127,11 +127,19 @@ __host__ __device__ constexpr int rotq_frag_fold_bits(void) {
 // The stage's K step for A task (mt, block qq of the slot): v[4 nt + i], i bit
 // 0 = column bit 0, bit 1 = the row half h (rows 16mt + g + 8h), nt = column
 // bits 3..5; the low rotq_frag_fold_bits of nt already butterflied. F16: fp16
-// operands.
-template <int L, int KT, bool F16>
+// operands. SG: the B fragments' signs flipped by the lane's masks of this
+// column block, sw[32 kt] (rotq_frag_sign_table).
+template <int L, int KT, bool F16, bool SG>
 __device__ __forceinline__ void rotq_frag_kstep(int K, const char *slot, const char *zero16, const uint4 *afr,
-                                                int mt, int qq, float v[32]) {
+                                                int mt, int qq, const uint32_t *sw, float v[32]) {
     const int lane = (int)ptx_lane_id();
+    // register i of ldmatrix p: bits 4p + i and + 16 of its k tile's mask
+    auto sign = [&](uint32_t b[4], uint32_t mask, int p) {
+        if (SG) {
+#pragma unroll
+            for (int i = 0; i < 4; i++) b[i] ^= (mask << (15 - (4 * p + i))) & 0x80008000u;
+        }
+    };
     // ldmatrix.x4.trans: lanes 8i .. 8i + 7 address the 8 rows of matrix i, which
     // is k rows 8 (i & 1) .. + 7 of chunk 2p + (i >> 1) (n tiles 2p, 2p + 1).
     const int k0 = ((lane >> 3) & 1) * 8 + (lane & 7);
@@ -156,6 +164,9 @@ __device__ __forceinline__ void rotq_frag_kstep(int K, const char *slot, const c
     };
     if constexpr (rotq_frag_fold_bits<KT>() > 0) {
         uint32_t ap[KT][4], an[KT][4];
+        uint32_t mask[KT];
+#pragma unroll
+        for (int kt = 0; kt < KT; kt++) mask[kt] = SG ? sw[32 * kt] : 0u;
 #pragma unroll
         for (int kt = 0; kt < KT; kt++) {
             const uint4 av = afr[(mt * KT + kt) * 32 + lane];
@@ -169,6 +180,7 @@ __device__ __forceinline__ void rotq_frag_kstep(int K, const char *slot, const c
             for (int kt = 0; kt < KT; kt++) {
                 uint32_t b[4];
                 ptx_ldmatrix_x4_trans(b, ptx_smem_addr(chunk(kt, 2 * p)));
+                sign(b, mask[kt], p);
 #pragma unroll
                 for (int j = 0; j < 2; j++) {
                     const int g = p >> 1, i = 2 * (p & 1) + j;
@@ -183,10 +195,12 @@ __device__ __forceinline__ void rotq_frag_kstep(int K, const char *slot, const c
         for (int kt = 0; kt < KT; kt++) {
             const uint4 av = afr[(mt * KT + kt) * 32 + lane];
             const uint32_t a4[4] = {av.x, av.y, av.z, av.w};
+            const uint32_t mask = SG ? sw[32 * kt] : 0u;
 #pragma unroll
             for (int p = 0; p < 4; p++) {
                 uint32_t b[4];
                 ptx_ldmatrix_x4_trans(b, ptx_smem_addr(chunk(kt, 2 * p)));
+                sign(b, mask, p);
                 const uint32_t b0[2] = {b[0], b[1]}, b1[2] = {b[2], b[3]};
                 mma(acc[2 * p], a4, b0);
                 mma(acc[2 * p + 1], a4, b1);
@@ -473,19 +487,33 @@ __device__ __forceinline__ void rotq_frag_fill(const CUtensorMap *xmap, rotq_fra
                         mbar);
 }
 
-// The signs of row block g applied to its 64-column block q, whose K lines
-// (qq K + k, qq its block within the slice) are in `slot` under TMA's
-// swizzle: 8 K chunks of 16 bytes over the warp.
+// The sign vector as XOR masks of the K step's B fragments (rotq_frag_kstep),
+// built once a block. Word ((b QB + q) KT + kt) 32 + lane holds, for the
+// lane's 16 fragment registers of k tile kt, 64-column block q and row-block
+// position b in a row (block-diagonal mode; else b = 0), bit m = 4p + i for
+// the low value of register i of ldmatrix p and bit m + 16 for its high one:
+// k rows 16kt + 8(i & 1) + 2t (+ 1), column 64q + 16p + 8(i >> 1) + g, (g, t)
+// the lane's. Rows past K (the zero chunk) keep their sign.
 template <int L>
-__device__ __forceinline__ void rotq_frag_sign_block(const rotq_had_args &a, int K, char *slot, int64_t g, int q,
-                                                     int qq) {
-    const int8_t *sg = a.signs + rotq_sign_base(a, g) + 64 * q;
-    const int lane = (int)ptx_lane_id();
-#pragma unroll 4
-    for (int c = lane; c < 8 * K; c += 32) { // chunk j of row k
-        const int k = c >> 3, j = c & 7;
-        const unsigned line = (unsigned)(qq * K + k);
-        rotq_sign_chunk16(slot + rotq_tma_stage_chunk(line, (unsigned)j), sg + (k << L) + 8 * j);
+__host__ __device__ constexpr unsigned rotq_frag_sign_tab_bytes(int kt, int64_t bpr) {
+    return (unsigned)(bpr * rotq_frag_plan<L>::QB * kt * 128);
+}
+template <int L, int KT>
+__device__ __forceinline__ void rotq_frag_sign_table(const rotq_had_args &a, int K, uint32_t *tab) {
+    constexpr int QB = rotq_frag_plan<L>::QB;
+    const int words = (int)rotq_frag_sign_tab_bytes<L>(KT, a.blocks_per_row) / 4;
+    for (int w = (int)threadIdx.x; w < words; w += (int)blockDim.x) {
+        const int lane = w & 31, g = lane >> 2, t = lane & 3, job = w >> 5;
+        const int kt = job % KT, q = (job / KT) % QB, b = job / (KT * QB);
+        const int8_t *sg = a.signs + (int64_t)b * a.n + 64 * q + g;
+        uint32_t word = 0u;
+#pragma unroll
+        for (int m = 0; m < 16; m++) {
+            const int k = 16 * kt + 8 * (m & 1) + 2 * t, c = 16 * (m >> 2) + 8 * ((m >> 1) & 1);
+            if (k < K && __ldg(sg + ((int64_t)k << L) + c) < 0) word |= 1u << m;
+            if (k + 1 < K && __ldg(sg + ((int64_t)(k + 1) << L) + c) < 0) word |= 1u << (m + 16);
+        }
+        tab[w] = word;
     }
 }
 
@@ -564,7 +592,8 @@ __device__ __forceinline__ void rotq_frag_quant_b(const rotq_q_args &qa, rotq_fr
 // before it), then S slots of one slice of a row block, 2^ls columns of every
 // K row (K 2^(ls+1) bytes, each slot on a 1024-byte boundary as TMA's 128-byte
 // swizzle needs), W (the part's rows, RS words each), H_K's A fragments of
-// those rows (ceil(rows / 16) KT tiles of 512 bytes).
+// those rows (ceil(rows / 16) KT tiles of 512 bytes), then, with a sign
+// vector, its masks (tab bytes: rotq_frag_sign_tab_bytes).
 #define ROTQ_FRAG_ZERO16_OFF ((sizeof(rotq_frag_ctl) + 15) / 16 * 16)
 #define ROTQ_FRAG_CTL_BYTES ((ROTQ_FRAG_ZERO16_OFF + 16 + 1023) / 1024 * 1024)
 __host__ __device__ constexpr unsigned rotq_frag_slot_bytes(int k, int ls) { return (unsigned)k << (ls + 1); }
@@ -572,9 +601,9 @@ __host__ __device__ constexpr unsigned rotq_frag_w_off(int k, int ls, int slots)
     return ROTQ_FRAG_CTL_BYTES + (unsigned)slots * rotq_frag_slot_stride(rotq_frag_slot_bytes(k, ls));
 }
 template <int L>
-__host__ __device__ inline size_t rotq_frag_smem(int k, int kt, int rows, int slots, int ls) {
+__host__ __device__ inline size_t rotq_frag_smem(int k, int kt, int rows, int slots, int ls, unsigned tab) {
     return rotq_frag_w_off(k, ls, slots) + (size_t)rows * rotq_frag_plan<L>::RS * 4 +
-           (size_t)((rows + 15) / 16) * kt * 512;
+           (size_t)((rows + 15) / 16) * kt * 512 + tab;
 }
 
 // The PARTS builds' first copies before their fragments too (their spills
@@ -590,8 +619,10 @@ __host__ __device__ inline size_t rotq_frag_smem(int k, int kt, int rows, int sl
 // blocks share tiles (f.parts, rotq_frag_parts; the others take whole tiles,
 // with no run-time state for it). DYN: the Hadamard build with the dynamic
 // tail (rotq_frag_claim; whole tiles); the other builds are the static order's
-// code alone.
-template <int L, int KT, bool QUANT, bool PARTS = false, bool DYN = false>
+// code alone. SG: the build for calls with a sign vector (the others take
+// none): the masks' shifts in the K step made every build spill at the task
+// loop's top, so only the signed calls' builds carry them.
+template <int L, int KT, bool QUANT, bool PARTS = false, bool DYN = false, bool SG = false>
 __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
     rotq_had_frag_kernel(rotq_had_args a, const __grid_constant__ rotq_had_factor f, const rotq_q_args qa,
                          const __grid_constant__ CUtensorMap xmap) {
@@ -623,13 +654,12 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
     const int wrows = PARTS ? f.part_rows : K; // rows of W
     float *W = DYN ? (float *)(rotq_frag_smem_buf + f.w_off) : (float *)(slots + S * slot_stride);
     uint4 *afr = DYN ? (uint4 *)(rotq_frag_smem_buf + f.afr_off) : (uint4 *)(W + wrows * plan::RS);
-    const bool signs = a.signs != nullptr;
     // The input read once marked evict-first in L2 where that measured faster:
-    // the fused build and signed calls (same-run A/B on the H100, 2^25: fused
-    // 14336 int8 / fp8 -1.0 / -1.3%, signed 12, 20, 28 * 1024 and 28 * 512 -1.5
-    // to -3%), but not the unsigned Hadamard (20 * 1024, 28 * 512 +2.5%), nor
-    // with parts, which read a tile again from L2.
-    const bool ef = !PARTS && (QUANT || signs);
+    // the fused build (same-run A/B on the H100, 2^25: fused 14336 int8 / fp8
+    // -1.0 / -1.3%), but not the Hadamard (20 * 1024, 28 * 512 +2.5%; signed
+    // calls within +-1% since their masks, perf-notes f46), nor with parts,
+    // which read a tile again from L2.
+    const bool ef = !PARTS && QUANT;
     const int ta = mts << (L - 6);   // A tasks: (m tile, 64-column block)
     const int tb = rows >> plan::RB; // B tasks: 2^RB rows each
     const unsigned tpt = (unsigned)(ta + tb);
@@ -642,10 +672,7 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
         if (!PARTS || ROTQ_FRAG_PARTS_EARLY)
             for (unsigned u = 0; u < S; u++)
                 rotq_frag_fill<DYN>(&xmap, ctl, slots, slot_bytes, S, sl, qs, u, parts, pm, a.groups, ef, f.dyn_from);
-        for (unsigned s = 0; s < S; s++) {
-            for (int p = 0; p < 2; p++) ptx_mbarrier_init(ptx_smem_addr(&ctl->sgn[p][s]), 32u << qs);
-            ctl->reads[s] = 0;
-        }
+        for (unsigned s = 0; s < S; s++) ctl->reads[s] = 0;
         for (int mt = 0; mt < mts; mt++) {
             const int mrows = rows - 16 * mt < 16 ? rows - 16 * mt : 16;
             for (int p = 0; p < 2; p++) {
@@ -670,7 +697,8 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
         rotq_build_factor_frags<L, false>(f, (uint32_t *)afr, r0, rows, mts);
     else
         rotq_build_factor_frags<L, false>(f, (uint32_t *)afr);
-    __syncthreads(); // the control block and fragments before any use
+    if (SG) rotq_frag_sign_table<L, KT>(a, K, (uint32_t *)(rotq_frag_smem_buf + f.tab_off));
+    __syncthreads(); // the control block, fragments and sign masks before any use
     const int64_t ntiles = a.groups;
     if (PARTS && !ROTQ_FRAG_PARTS_EARLY && threadIdx.x == 0)
         for (unsigned u = 0; u < S; u++)
@@ -717,23 +745,20 @@ __global__ void __launch_bounds__(ROTQ_FRAG_MAX_THREADS, 1)
             const unsigned u = (it << sl) + (unsigned)h, use = rotq_frag_div(u, ms), s = u - use * S;
             char *slot = slots + s * slot_stride;
             rotq_frag_wait(&ctl->tma[use & 1u][s], (use >> 1) & 1u);
-            if (signs) {
-                // m tile 0's tasks sign their column block; the others wait for
-                // the slice (all of its blocks) to be signed.
-                if (mt == 0) {
-                    rotq_frag_sign_block<L>(a, K, slot, rotq_frag_tile_now<DYN>(ctl, f, parts, it), q, qq);
-                    __syncwarp();
-                    ptx_mbarrier_arrive(ptx_smem_addr(&ctl->sgn[use & 1u][s]));
-                    __syncwarp();
-                } else {
-                    rotq_frag_wait(&ctl->sgn[use & 1u][s], (use >> 1) & 1u);
-                }
-            }
             float v[32];
+            const uint32_t *sw = nullptr;
+            if (SG) {
+                // This lane's masks of block q at the row block's position in its
+                // row (32-bit: the launcher takes such calls below 2^32 row blocks).
+                const unsigned bpr = (unsigned)a.blocks_per_row;
+                const unsigned b = bpr == 1u ? 0u : (unsigned)rotq_frag_tile_now<DYN>(ctl, f, parts, it) % bpr;
+                sw = (const uint32_t *)(rotq_frag_smem_buf + f.tab_off) + ((b * plan::QB + (unsigned)q) * KT << 5) +
+                     lane;
+            }
             if (f.f16_mma)
-                rotq_frag_kstep<L, KT, true>(K, slot, zero16, afr, mt, qq, v);
+                rotq_frag_kstep<L, KT, true, SG>(K, slot, zero16, afr, mt, qq, sw, v);
             else
-                rotq_frag_kstep<L, KT, false>(K, slot, zero16, afr, mt, qq, v);
+                rotq_frag_kstep<L, KT, false, SG>(K, slot, zero16, afr, mt, qq, sw, v);
             // The slot is read (the mma results are in registers): the last of
             // its mts 2^qs readers refills it with use u + S.
             // (No memory fence: the ldmatrix reads have completed once the mma

@@ -17,20 +17,24 @@
 // 2^25 elements, 28 * 1024 in two parts (3 -> 2) -1.5%; where halves hold two
 // tiles or fewer quarters measured equal (12 * 1024, 60 * 1024) or worse
 // (40 * 1024 in three parts: +1% at 2^25, +13% at 2^27). *ahead the tiles ahead
-// (at most 4). False if none fits.
+// (at most 4). tab: the sign masks' bytes (0 without signs). With them three
+// blocks need 0.75 tiles ahead: 12 * 1024's 2 KB of masks leave no room for
+// three blocks with a tile of slots, and 0.875 tiles in eighth-row slots ran
+// 5% faster than two blocks (same-run on an H200, perf-notes f46). False if
+// none fits.
 template <int L, int KT>
-static bool rotq_frag_plan_smem(int k, int rows, int maxb, const rotq_cuda_device_info *dev, int *bps, int *S,
-                                int *ls, double *ahead) {
+static bool rotq_frag_plan_smem(int k, int rows, int maxb, unsigned tab, const rotq_cuda_device_info *dev, int *bps,
+                                int *S, int *ls, double *ahead) {
     const size_t opt = (size_t)dev->max_smem_optin, sm = (size_t)dev->smem_per_sm;
     *bps = 0;
     *ahead = 0.0;
     for (int b = maxb; b >= 1 && !*bps; b--) {
-        const double need = b == 1 ? 0.5 : b == 2 ? 1.5 : 1.0; // tiles ahead
+        const double need = b == 1 ? 0.5 : b == 2 ? 1.5 : tab ? 0.75 : 1.0; // tiles ahead
         double best = 0.0; // tiles ahead, counted up to 2
         for (int l = L - 1; l >= L - 3 && l >= 6; l--) {
             int n = ROTQ_FRAG_MAX_SLOTS;
             for (; n >= 2; n--) {
-                const size_t bytes = rotq_frag_smem<L>(k, KT, rows, n, l);
+                const size_t bytes = rotq_frag_smem<L>(k, KT, rows, n, l, tab);
                 if (bytes <= opt && sm / (bytes + 1024) >= (size_t)b) break;
             }
             if (n < 2) continue;
@@ -58,11 +62,11 @@ typedef struct rotq_frag_launch {
 } rotq_frag_launch;
 
 template <int L, int KT>
-static rotq_status rotq_frag_configure(const void *kernel, int *regs, int k, int rows, int maxb, int64_t tiles,
-                                       const rotq_cuda_device_info *dev, rotq_frag_launch *c) {
-    if (!rotq_frag_plan_smem<L, KT>(k, rows, maxb, dev, &c->bps, &c->S, &c->ls, &c->ahead))
+static rotq_status rotq_frag_configure(const void *kernel, int *regs, int k, int rows, int maxb, unsigned tab,
+                                       int64_t tiles, const rotq_cuda_device_info *dev, rotq_frag_launch *c) {
+    if (!rotq_frag_plan_smem<L, KT>(k, rows, maxb, tab, dev, &c->bps, &c->S, &c->ls, &c->ahead))
         return ROTQ_ERR_NOT_SUPPORTED;
-    c->smem = rotq_frag_smem<L>(k, KT, rows, c->S, c->ls);
+    c->smem = rotq_frag_smem<L>(k, KT, rows, c->S, c->ls, tab);
     c->tpt = (((rows + 15) >> 4) << (L - 6)) + (rows >> rotq_frag_plan<L>::RB);
     c->warps = 32 / c->bps < 3 * c->tpt ? 32 / c->bps : 3 * c->tpt;
     return rotq_persistent_grid(kernel, 32 * c->warps, c->smem, regs, dev, tiles, &c->grid);
@@ -87,10 +91,10 @@ static rotq_status rotq_frag_configure(const void *kernel, int *regs, int k, int
 //   ahead, in half-row slots; 2 in quarter-row ones since f34), while
 //   20 * 1024 in two parts of 10 rows (two full m tiles against one and a
 //   half) lost 2%, and in three 23%; in calls of 16 rounds or more, fewer
-//   parts first among splits with 1.75 tiles ahead;
-// - with a sign vector (every part signs the whole slot: two parts cost
-//   20 * 1024 +10-12%) two parts only where whole tiles leave less than a tile
-//   of slots ahead or do not fit, or where the call is under 4 rounds.
+//   parts first among splits with 1.75 tiles ahead.
+// Signed calls split as unsigned ones: each A task signs its own fragments.
+// (When the A tasks of m tile 0 signed the stage, every part signed all of it,
+// and signed calls took two parts only where they had to.)
 // Returns the parts (1: whole tiles).
 typedef struct rotq_frag_split {
     int parts, rows; // rows: H_K's output rows a part computes
@@ -134,7 +138,7 @@ static int rotq_frag_part_rows(int k, int want) {
 }
 
 template <int L, int KT>
-static int rotq_frag_parts(int k, int64_t tiles, int64_t G, bool whole, double whole_ahead, bool signs, int maxb,
+static int rotq_frag_parts(int k, int64_t tiles, int64_t G, bool whole, double whole_ahead, unsigned tab, int maxb,
                            const rotq_cuda_device_info *dev, int *part_rows) {
     *part_rows = k;
     if (L != 10 || k < 16) return 1;
@@ -144,8 +148,6 @@ static int rotq_frag_parts(int k, int64_t tiles, int64_t G, bool whole, double w
 #else
     if (2 * tiles <= G) {
         want = G / tiles < 8 ? (int)(G / tiles) : 8;
-    } else if (signs) {
-        if (!whole || whole_ahead < 1.0 || tiles < 4 * G) want = 2;
     } else {
         const bool few = tiles < 4 * G; // under 4 rounds: at least two parts
         const bool long_call = tiles >= 16 * G;
@@ -163,7 +165,7 @@ static int rotq_frag_parts(int k, int64_t tiles, int64_t G, bool whole, double w
                 s.ahead = whole_ahead;
             } else {
                 int bps, S, ls;
-                if (!rotq_frag_plan_smem<L, KT>(k, s.rows, maxb, dev, &bps, &S, &ls, &s.ahead)) continue;
+                if (!rotq_frag_plan_smem<L, KT>(k, s.rows, maxb, tab, dev, &bps, &S, &ls, &s.ahead)) continue;
             }
             if (best.parts == 0 || rotq_frag_split_better(&s, &best, long_call)) best = s;
         }
@@ -186,10 +188,11 @@ static int rotq_frag_parts(int k, int64_t tiles, int64_t G, bool whole, double w
 // QUANT: qa holds the quantize arguments (per-row int8 / fp8 need every B
 // task of a tile held at once: warps >= B tasks; whole tiles only, as the row
 // absmax spans the tile). The Hadamard build out of place may share tiles
-// between blocks (rotq_frag_parts). dry: decide, launch nothing.
-template <int L, int KT, bool QUANT>
-static rotq_status rotq_launch_frag(const rotq_had_args &a, const rotq_had_factor &f0, const rotq_q_args *qa,
-                                    cudaStream_t stream, const rotq_cuda_device_info *dev, bool dry) {
+// between blocks (rotq_frag_parts). SG: the signed builds, for a.signs.
+// dry: decide, launch nothing.
+template <int L, int KT, bool QUANT, bool SG>
+static rotq_status rotq_launch_frag_sg(const rotq_had_args &a, const rotq_had_factor &f0, const rotq_q_args *qa,
+                                       cudaStream_t stream, const rotq_cuda_device_info *dev, bool dry) {
     typedef rotq_frag_plan<L> plan;
     // The builds with parts: the Hadamard at 2^10 with K > 16 (rotq_frag_parts).
     constexpr bool ROTQ_FRAG_PARTS_BUILD = !QUANT && L == 10 && KT >= 2;
@@ -198,7 +201,7 @@ static rotq_status rotq_launch_frag(const rotq_had_args &a, const rotq_had_facto
     if (dev->cc_major != 9 || f0.kt != KT || f0.k % 4 != 0) return ROTQ_ERR_NOT_SUPPORTED;
     const int64_t gstride = rotq_factor_tma_input(a);
     if (gstride <= 0) return ROTQ_ERR_NOT_SUPPORTED;
-    const void *kernel = (const void *)rotq_had_frag_kernel<L, KT, QUANT>;
+    const void *kernel = (const void *)rotq_had_frag_kernel<L, KT, QUANT, false, false, SG>;
     if (!rotq_kernel_has_sm90(kernel, usable, dev)) return ROTQ_ERR_NOT_SUPPORTED;
     // 32 warps an SM (the 64-register cap) over 1 to 3 blocks; the fused
     // per-row kinds need a block's warps to cover a tile's B tasks.
@@ -208,8 +211,14 @@ static rotq_status rotq_launch_frag(const rotq_had_args &a, const rotq_had_facto
     // Whole tiles; parts where rotq_frag_parts picks them (not in place: the
     // parts of a tile read all of its rows while each writes its own), also
     // where whole tiles leave no room for input slots (44, 52, 60 * 1024).
+    // With a sign vector, its fragment masks for every row-block position of a
+    // row (rotq_frag_sign_table): block-diagonal rows of many blocks may leave
+    // no room, and then the general kernel runs.
+    if (SG && a.blocks_per_row > 1 && (a.blocks_per_row > 64 || a.groups > (int64_t)UINT32_MAX))
+        return ROTQ_ERR_NOT_SUPPORTED;
+    const unsigned tab = SG ? rotq_frag_sign_tab_bytes<L>(KT, a.blocks_per_row) : 0u;
     rotq_frag_launch c;
-    rotq_status st = rotq_frag_configure<L, KT>(kernel, regs, f0.k, f0.k, maxb, INT64_MAX, dev, &c);
+    rotq_status st = rotq_frag_configure<L, KT>(kernel, regs, f0.k, f0.k, maxb, tab, INT64_MAX, dev, &c);
     if (st != ROTQ_OK && st != ROTQ_ERR_NOT_SUPPORTED) return st;
     const bool whole = st == ROTQ_OK;
     int parts = 1, rows = f0.k;
@@ -220,11 +229,11 @@ static rotq_status rotq_launch_frag(const rotq_had_args &a, const rotq_had_facto
 #endif
     if (ROTQ_FRAG_PARTS_BUILD && a.x != a.y)
         parts = rotq_frag_parts<L, KT>(f0.k, a.groups, whole ? c.grid : dev->sm_count, whole, whole ? c.ahead : 0.0,
-                                       a.signs != NULL, maxb_parts, dev, &rows);
+                                       tab, maxb_parts, dev, &rows);
     if (parts > 1) {
-        kernel = (const void *)rotq_had_frag_kernel<L, KT, QUANT, ROTQ_FRAG_PARTS_BUILD>;
+        kernel = (const void *)rotq_had_frag_kernel<L, KT, QUANT, ROTQ_FRAG_PARTS_BUILD, false, SG>;
         if (!rotq_kernel_has_sm90(kernel, usable_parts, dev)) return ROTQ_ERR_NOT_SUPPORTED;
-        st = rotq_frag_configure<L, KT>(kernel, regs_parts, f0.k, rows, maxb_parts, a.groups * parts, dev, &c);
+        st = rotq_frag_configure<L, KT>(kernel, regs_parts, f0.k, rows, maxb_parts, tab, a.groups * parts, dev, &c);
         if (st != ROTQ_OK) return st;
         c.grid -= c.grid % parts; // the parts of a tile in consecutive blocks
         if (c.grid < parts) return ROTQ_ERR_NOT_SUPPORTED;
@@ -256,6 +265,7 @@ static rotq_status rotq_launch_frag(const rotq_had_args &a, const rotq_had_facto
     f.slot_bytes = rotq_frag_slot_bytes(f0.k, c.ls);
     f.w_off = rotq_frag_w_off(f0.k, c.ls, c.S);
     f.afr_off = f.w_off + (uint32_t)rows * plan::RS * 4u;
+    f.tab_off = f.afr_off + (uint32_t)((rows + 15) / 16) * KT * 512u;
     f.dyn_from = INT32_MAX;
     CUtensorMap xmap;
     rotq_had_args t;
@@ -268,9 +278,10 @@ static rotq_status rotq_launch_frag(const rotq_had_args &a, const rotq_had_facto
     // static iterations; where the magic divisions stay exact for any tile count.
     // Same-run A/B on the H100 (perf-notes, fragment kernel f30): at 2^27 elements
     // 12 * 1024 -6.3%, 28 * 512 -2.5%; at 2^25 (6 and 8 tiles a block) it gained
-    // nothing and the fused build lost 15%, hence the Hadamard at 16 tiles or more.
+    // nothing and the fused build lost 15%, hence the Hadamard at 16 tiles or more
+    // (and unsigned: no signed build of it).
     bool dyn = false;
-    if constexpr (!QUANT) {
+    if constexpr (!QUANT && !SG) {
         const int sl = L - c.ls;
         const int64_t per = a.groups / c.grid, E = rotq_frag_claim_distance((unsigned)c.S, sl);
         const int64_t ns = per - (per / 4 + 2);
@@ -296,13 +307,22 @@ static rotq_status rotq_launch_frag(const rotq_had_args &a, const rotq_had_facto
         memset(&q, 0, sizeof q);
     if (parts > 1) {
         if constexpr (ROTQ_FRAG_PARTS_BUILD)
-            rotq_had_frag_kernel<L, KT, false, true><<<(unsigned)c.grid, 32 * c.warps, c.smem, stream>>>(t, f, q, xmap);
+            rotq_had_frag_kernel<L, KT, false, true, false, SG>
+                <<<(unsigned)c.grid, 32 * c.warps, c.smem, stream>>>(t, f, q, xmap);
     } else if (dyn) {
-        if constexpr (!QUANT)
+        if constexpr (!QUANT && !SG)
             rotq_had_frag_kernel<L, KT, false, false, true><<<(unsigned)c.grid, 32 * c.warps, c.smem, stream>>>(t, f, q,
                                                                                                               xmap);
     } else {
-        rotq_had_frag_kernel<L, KT, QUANT><<<(unsigned)c.grid, 32 * c.warps, c.smem, stream>>>(t, f, q, xmap);
+        rotq_had_frag_kernel<L, KT, QUANT, false, false, SG>
+            <<<(unsigned)c.grid, 32 * c.warps, c.smem, stream>>>(t, f, q, xmap);
     }
     return rotq_cuda_check_launch();
+}
+
+template <int L, int KT, bool QUANT>
+static rotq_status rotq_launch_frag(const rotq_had_args &a, const rotq_had_factor &f0, const rotq_q_args *qa,
+                                    cudaStream_t stream, const rotq_cuda_device_info *dev, bool dry) {
+    if (a.signs) return rotq_launch_frag_sg<L, KT, QUANT, true>(a, f0, qa, stream, dev, dry);
+    return rotq_launch_frag_sg<L, KT, QUANT, false>(a, f0, qa, stream, dev, dry);
 }
