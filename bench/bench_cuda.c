@@ -402,6 +402,13 @@ static void hadamard_groups(cuda_state *s) {
     }
     rotq__bench_group_end(b);
 
+    /* Powers of two with a sign vector (randomized Hadamard), f16: the generic
+       build of the power-of-two kernel (the fast builds take no signs). */
+    static const int32_t signs_n[] = {128, 4096, 16384};
+    rotq__bench_group_begin(b, "hadamard-signs-pow2", "2^m with a random sign vector, 2^25 elements, vs device copy");
+    for (int i = 0; i < 3 && !quick; i++) hadamard_row(s, ROTQ_DTYPE_F16, 1, signs_n[i], E(25), 0, 1, 0.0);
+    rotq__bench_group_end(b);
+
     /* Decode sizes: total elements 4096 and 65536 at n = 128, 4096, 16384
        (combinations with n > elements do not exist and are left out). */
     static const int32_t decode_n[] = {128, 4096, 16384};

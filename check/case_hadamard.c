@@ -19,7 +19,7 @@ typedef struct had_case {
     rotq_dtype din, dout;
     int64_t rows, cols, xs, ys;
     int inplace;
-    int offset;  /* data pointers start this many elements into their allocations */
+    int offset;  /* data pointers (and the signs) start this many elements into their allocations */
     int variant; /* CPU thread count / CUDA stream choice */
     int nonfinite; /* 1: rows i with i % 3 == 1 hold one +Inf, i % 7 == 5 one NaN; 2: only
                       i % 11 == 3 and i % 13 == 7 (slots of four rows without any too):
@@ -200,7 +200,8 @@ static void run_backend(const had_case *h, const had_data *d, rotq_backend b, ck
     if (ck_buf_alloc(&bx, b, d->xbytes, (size_t)h->offset * es_x) || ck_buf_upload(&bx, d->x, d->xbytes) ||
         (!h->inplace && (ck_buf_alloc(&by, b, d->ybytes, (size_t)h->offset * es_y) ||
                          ck_buf_upload(&by, d->y0, d->ybytes))) ||
-        (d->signs && (ck_buf_alloc(&bs, b, (size_t)h->cols, 0) || ck_buf_upload(&bs, d->signs, (size_t)h->cols)))) {
+        (d->signs && (ck_buf_alloc(&bs, b, (size_t)h->cols, (size_t)h->offset) || /* the signs unaligned too */
+                      ck_buf_upload(&bs, d->signs, (size_t)h->cols)))) {
         ck_fail(r, "backend memory: %s", ck_buf_error());
         goto done;
     }
@@ -446,6 +447,11 @@ void ck_op_hadamard(ck_ctx *c) {
         had_case h = base_case(n, ROTQ_HADAMARD_FACTOR_POW2, F32, F16, 3); /* unaligned in and out */
         h.offset = 1, h.signs = 1;
         emit(c, h);
+        if (m >= 5) { /* and on the persistent kernel (past 2^20 elements): its signs by byte loads */
+            h = base_case(n, ROTQ_HADAMARD_FACTOR_POW2, F16, BF16, ((int64_t)1 << (20 - m)) + 7);
+            h.offset = 1, h.signs = 1;
+            emit(c, h);
+        }
         h = base_case(n, ROTQ_HADAMARD_FACTOR_POW2, BF16, BF16, 3); /* in place, padded 16-byte rows */
         h.inplace = 1, h.xs = n + 8, h.signs = m & 1;
         emit(c, h);

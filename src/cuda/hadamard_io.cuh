@@ -56,3 +56,15 @@ __device__ __forceinline__ int64_t rotq_sign_base(const rotq_had_args &a, int64_
 __device__ __forceinline__ float rotq_apply_sign(const int8_t *signs, int64_t i, float v) {
     return signs[i] < 0 ? -v : v;
 }
+
+// The signs of 32 consecutive elements, sg 16-byte aligned: two 16-byte loads,
+// and each sign byte's bit 7 XORed into its value's sign bit, which is what
+// rotq_apply_sign's negation does (NaN included). Per element the loads were
+// 32 byte loads a thread and tile.
+__device__ __forceinline__ void rotq_apply_signs32_v16(const int8_t *sg, float v[32]) {
+    const uint4 s0 = __ldg((const uint4 *)sg), s1 = __ldg((const uint4 *)sg + 1);
+    const uint32_t w[8] = {s0.x, s0.y, s0.z, s0.w, s1.x, s1.y, s1.z, s1.w};
+#pragma unroll
+    for (int r = 0; r < 32; r++)
+        v[r] = __uint_as_float(__float_as_uint(v[r]) ^ ((w[r >> 2] << (24 - 8 * (r & 3))) & 0x80000000u));
+}

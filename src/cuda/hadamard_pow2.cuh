@@ -200,8 +200,12 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_pow2_min_bloc
             const int64_t e0 = e_first + local0;
             if (e0 < total) {
                 const int8_t *sg = a.signs + rotq_sign_base(a, e0 >> L) + (e0 & mask);
+                if (((uintptr_t)sg & 15u) == 0) {
+                    rotq_apply_signs32_v16(sg, v);
+                } else {
 #pragma unroll
-                for (int r = 0; r < 32; r++) v[r] = rotq_apply_sign(sg, r, v[r]);
+                    for (int r = 0; r < 32; r++) v[r] = rotq_apply_sign(sg, r, v[r]);
+                }
             }
         } else if (a.signs) {
 #pragma unroll
