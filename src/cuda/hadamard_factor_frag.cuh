@@ -601,9 +601,16 @@ __host__ __device__ constexpr unsigned rotq_frag_w_off(int k, int ls, int slots)
     return ROTQ_FRAG_CTL_BYTES + (unsigned)slots * rotq_frag_slot_stride(rotq_frag_slot_bytes(k, ls));
 }
 template <int L>
+__host__ __device__ constexpr unsigned rotq_frag_afr_off(int k, int ls, int slots, int rows) {
+    return rotq_frag_w_off(k, ls, slots) + (unsigned)rows * rotq_frag_plan<L>::RS * 4u;
+}
+template <int L>
+__host__ __device__ constexpr unsigned rotq_frag_tab_off(int k, int kt, int ls, int slots, int rows) {
+    return rotq_frag_afr_off<L>(k, ls, slots, rows) + (unsigned)((rows + 15) / 16) * kt * 512u;
+}
+template <int L>
 __host__ __device__ inline size_t rotq_frag_smem(int k, int kt, int rows, int slots, int ls, unsigned tab) {
-    return rotq_frag_w_off(k, ls, slots) + (size_t)rows * rotq_frag_plan<L>::RS * 4 +
-           (size_t)((rows + 15) / 16) * kt * 512 + tab;
+    return (size_t)rotq_frag_tab_off<L>(k, kt, ls, slots, rows) + tab;
 }
 
 // The PARTS builds' first copies before their fragments too (their spills

@@ -264,8 +264,8 @@ static rotq_status rotq_launch_frag_sg(const rotq_had_args &a, const rotq_had_fa
     f.stages_magic = rotq_frag_magic((uint32_t)c.S);
     f.slot_bytes = rotq_frag_slot_bytes(f0.k, c.ls);
     f.w_off = rotq_frag_w_off(f0.k, c.ls, c.S);
-    f.afr_off = f.w_off + (uint32_t)rows * plan::RS * 4u;
-    f.tab_off = f.afr_off + (uint32_t)((rows + 15) / 16) * KT * 512u;
+    f.afr_off = rotq_frag_afr_off<L>(f0.k, c.ls, c.S, rows);
+    f.tab_off = rotq_frag_tab_off<L>(f0.k, KT, c.ls, c.S, rows);
     f.dyn_from = INT32_MAX;
     CUtensorMap xmap;
     rotq_had_args t;
