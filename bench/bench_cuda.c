@@ -282,12 +282,12 @@ static double fused_us(const rotq_bench_results *r, const char *op, int32_t n, i
 }
 
 static void quant_row(cuda_state *s, const rotq__bench_quant_kind *k, int32_t n, int64_t target,
-                      int unfused, int decode, double goal) {
+                      int unfused, int decode, int signs, double goal) {
     const rotq_dtype dt = ROTQ_DTYPE_F16;
     int64_t rows = (target + n - 1) / n;
     int64_t elements = rows * n;
     char op[48];
-    snprintf(op, sizeof op, "rot+%s", k->name);
+    snprintf(op, sizeof op, "rot%s+%s", signs ? "+signs" : "", k->name);
     if (!rotq__bench_selected(s->b, op, rotq_dtype_name(dt), n, elements)) return;
     size_t in_bytes = rotq__bench_bytes(dt, elements);
     size_t q_bytes = rotq__bench_bytes(k->qdtype, elements);
@@ -307,6 +307,7 @@ static void quant_row(cuda_state *s, const rotq__bench_quant_kind *k, int32_t n,
     a.qp.kind = k->kind;
     a.qp.group_size = k->group_size;
     a.plain = a.qp;
+    if (signs) a.rp.signs = s->signs;
     a.qp.rotate = &a.rp;
     a.x = (rotq_matrix){s->x, dt, rows, n, n};
     a.tmp = (rotq_matrix){s->y, dt, rows, n, n};
@@ -480,7 +481,7 @@ static void quant_group_pair(cuda_state *s, const char *fused, const char *fused
             if (quick && kind->kind == ROTQ_QUANT_FP8_ROW) continue;
             for (int i = 0; i < count; i++) {
                 if (quick && ns[i] != 4096) continue;
-                quant_row(s, kind, ns[i], elements, un, 0, un ? 0.0 : goal);
+                quant_row(s, kind, ns[i], elements, un, 0, 0, un ? 0.0 : goal);
             }
         }
         rotq__bench_group_end(b);
@@ -505,7 +506,7 @@ static void quant_groups(cuda_state *s) {
         for (int e = 12; e <= 16; e += 4)
             for (int i = 0; i < 2; i++) {
                 if (quick && !(k == 0 && e == 12 && i == 1) && !(k == 2 && e == 16 && i == 1)) continue;
-                quant_row(s, kind, decode_n[i], E(e), 0, 1, TARGET_DECODE);
+                quant_row(s, kind, decode_n[i], E(e), 0, 1, 0, TARGET_DECODE);
             }
     }
     rotq__bench_group_end(b);
@@ -533,6 +534,17 @@ static void quant_groups(cuda_state *s) {
                          "vs copy of input+output bytes; target <= 1.15",
                          "quant-unfused-large", "the same as rotq_hadamard then rotq_quantize, vs the same copy", ns,
                          3, E(27), TARGET_QUANT);
+
+    /* Last: the fused rows with a random sign vector (QuaRot's randomized
+       Hadamard), int8 and int4 g128 at the target widths, 2^25 elements. */
+    if (!quick) {
+        rotq__bench_group_begin(b, "quant-fused-signs",
+                                "f16, rotate with a sign vector + quantize in one call, 2^25 elements, "
+                                "vs copy of input+output bytes");
+        for (int k = 0; k < 3; k += 2)
+            for (int i = 0; i < 3; i++) quant_row(s, &rotq__bench_quant_kinds[k], ns[i], E(25), 0, 0, 1, 0.0);
+        rotq__bench_group_end(b);
+    }
 }
 
 /* ---- driver -------------------------------------------------------------- */

@@ -447,9 +447,16 @@ void ck_op_hadamard(ck_ctx *c) {
         had_case h = base_case(n, ROTQ_HADAMARD_FACTOR_POW2, F32, F16, 3); /* unaligned in and out */
         h.offset = 1, h.signs = 1;
         emit(c, h);
-        if (m >= 5) { /* and on the persistent kernel (past 2^20 elements): its signs by byte loads */
+        if (m >= 5) { /* and on the persistent kernel (past 2^20 elements), the signs 1 byte off */
             h = base_case(n, ROTQ_HADAMARD_FACTOR_POW2, F16, BF16, ((int64_t)1 << (20 - m)) + 7);
             h.offset = 1, h.signs = 1;
+            emit(c, h);
+            /* block-diagonal rows of 4 row blocks (the signs read once a block where the
+               row divides the tile) and of 3 (never: per tile) */
+            h = base_case(n, ROTQ_HADAMARD_FACTOR_POW2, BF16, F16, ((int64_t)1 << (18 - m)) + 5);
+            h.cols = h.xs = h.ys = 4 * (int64_t)n, h.signs = 1;
+            emit(c, h);
+            h.rows = ((int64_t)1 << (20 - m)) / 3 + 5, h.cols = h.xs = h.ys = 3 * (int64_t)n;
             emit(c, h);
         }
         h = base_case(n, ROTQ_HADAMARD_FACTOR_POW2, BF16, BF16, 3); /* in place, padded 16-byte rows */

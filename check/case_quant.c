@@ -899,6 +899,15 @@ void ck_op_quantize(ck_ctx *c) {
             run_case(c, rotated(base(kind, 128, dts[k % 3], 48, 4096), 4096, ROTQ_HADAMARD_FACTOR_AUTO, 0, 1));
             run_case(c, rotated(base(kind, 128, dts[(k + 1) % 3], 1100, 128), 128, ROTQ_HADAMARD_FACTOR_AUTO, 0, 0));
         }
+        /* Signs on the fused tile kernel past 2^17 elements, read once a block: rows
+           narrower than the 32 elements a thread signs (cols 16: the column wraps), and
+           block-diagonal rows (the sign vector spans the row, not one block). */
+        for (int k = 0; k < ROTQ_QUANT_KIND_COUNT; k++) {
+            rotq_quant_kind kind = (rotq_quant_kind)k;
+            if (kind != ROTQ_QUANT_INT4_GROUP)
+                run_case(c, rotated(base(kind, 32, dts[k % 3], 16411, 16), 16, ROTQ_HADAMARD_FACTOR_POW2, 0, 1));
+            run_case(c, rotated(base(kind, 64, dts[(k + 1) % 3], 67, 4096), 256, ROTQ_HADAMARD_FACTOR_POW2, 0, 1));
+        }
         /* The fused tile kernel's register epilogue at 2^11 and 2^12 (after the pair
            exchanges of rotq_pow2_pair_plan, int4 groups from registers too), rows past
            2^17 elements and ragged last tiles (4 and 2 rows a tile): special rows for

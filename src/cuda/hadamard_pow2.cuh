@@ -171,6 +171,18 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_pow2_min_bloc
     const int64_t ntiles = (total + sm::TILE_CTA - 1) / sm::TILE_CTA;
     const int64_t mask = (1 << L) - 1;
 
+    // Element e's sign is signs[e mod period], period a dense row (blocks_per_row
+    // row blocks). Where the period divides the tile, a thread's 32 phase-0
+    // elements have the same signs in every tile: bit r is element local0 + r's,
+    // read once (period >= 32, a multiple of 32: no wrap within the 32).
+    uint32_t sign_bits = 0;
+    const int64_t period = (int64_t)a.blocks_per_row << L;
+    const bool signs_fixed = L >= 5 && a.signs && sm::TILE_CTA % period == 0;
+    if (signs_fixed) {
+        const int8_t *sg = a.signs + local0 % period;
+#pragma unroll
+        for (int r = 0; r < 32; r++) sign_bits |= (uint32_t)(__ldg(sg + r) < 0) << r;
+    }
     unsigned it = 0;
     uint32_t pending = 0; // thread 0: the dynamic order's fetch (rotq_pow2_tile_stage)
     ROTQ_TL(__shared__ rotq_timeline tl; rotq_tl_start(&tl);)
@@ -189,7 +201,13 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_pow2_min_bloc
         const int64_t e_first = tile * sm::TILE_CTA;
         float v[32];
         rotq_read_stage32<ES>(cur, local0, a.in_dtype, v);
-        if (a.signs && L >= 5) {
+        if (signs_fixed) {
+            // opaque: else the 32 shifted masks are hoisted out of the tile loop
+            const uint32_t bits = ptx_opaque_u32(sign_bits);
+#pragma unroll
+            for (int r = 0; r < 32; r++)
+                v[r] = __uint_as_float(__float_as_uint(v[r]) ^ ((bits << (31 - r)) & 0x80000000u));
+        } else if (a.signs && L >= 5) {
             // The 32 values are consecutive elements of one row block (local0 is a
             // multiple of 32), and a subtile past the end is past it whole (total
             // is a multiple of 2^L): one row-block base, no per-element tests.

@@ -111,6 +111,17 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L, BT>::THREADS, rotq_qt_min_bl
     const unsigned R = (unsigned)qa.tile_rows; // TILE_CTA / cols
     const unsigned cmask = (1u << qa.cols_log) - 1u;
 
+    // Tiles start at a row and hold whole rows (cols divides TILE_CTA), so the
+    // columns of a thread's 32 phase-0 elements, and their signs, are the same in
+    // every tile: bit r is the sign of column (local0 + r) & cmask, read once.
+    // Per tile, 32 byte loads had been the signed rows' extra cost.
+    uint32_t sign_bits = 0;
+    if (a.signs) {
+        const unsigned col0 = local0 & cmask;
+#pragma unroll
+        for (int r = 0; r < 32; r++)
+            sign_bits |= (uint32_t)(__ldg(a.signs + ((col0 + (unsigned)r) & cmask)) < 0) << r;
+    }
     unsigned it = 0;
     uint32_t pending = 0; // thread 0: the dynamic order's fetch (rotq_pow2_tile_stage)
     ROTQ_TL(__shared__ rotq_timeline tl; rotq_tl_start(&tl);)
@@ -125,13 +136,12 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L, BT>::THREADS, rotq_qt_min_bl
         float v[32];
         rotq_read_stage32<ES>(cur, local0, a.in_dtype, v);
         if (a.signs) {
-            // Tiles start at a row, so the column of tile element e is e & cmask.
-            const unsigned col0 = local0 & cmask;
+            // opaque: else the 32 shifted masks are hoisted out of the tile loop
+            // into 32 registers (hundreds of bytes of spills in every build)
+            const uint32_t bits = ptx_opaque_u32(sign_bits);
 #pragma unroll
-            for (int r = 0; r < 32; r++) {
-                const int8_t sg = __ldg(a.signs + ((col0 + (unsigned)r) & cmask));
-                if (sg < 0) v[r] = -v[r];
-            }
+            for (int r = 0; r < 32; r++)
+                v[r] = __uint_as_float(__float_as_uint(v[r]) ^ ((bits << (31 - r)) & 0x80000000u));
         }
         rotq_phase<L>(0, v);
         __syncthreads(); // every thread has read the stage that W overwrites
