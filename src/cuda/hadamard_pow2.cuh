@@ -181,7 +181,7 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_pow2_min_bloc
     if (signs_fixed) {
         const int8_t *sg = a.signs + local0 % period;
 #pragma unroll
-        for (int r = 0; r < 32; r++) sign_bits |= (uint32_t)(__ldg(sg + r) < 0) << r;
+        for (int r = 0; r < 32; r++) sign_bits |= (uint32_t)(__ldg(sg + r) < 0) << rotq_sign_pair_bit(r);
     }
     unsigned it = 0;
     uint32_t pending = 0; // thread 0: the dynamic order's fetch (rotq_pow2_tile_stage)
@@ -200,14 +200,11 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_pow2_min_bloc
         ROTQ_TL(rotq_tl_mark(&tl, 2);)
         const int64_t e_first = tile * sm::TILE_CTA;
         float v[32];
-        rotq_read_stage32<ES>(cur, local0, a.in_dtype, v);
-        if (signs_fixed) {
-            // opaque: else the 32 shifted masks are hoisted out of the tile loop
-            const uint32_t bits = ptx_opaque_u32(sign_bits);
-#pragma unroll
-            for (int r = 0; r < 32; r++)
-                v[r] = __uint_as_float(__float_as_uint(v[r]) ^ ((bits << (31 - r)) & 0x80000000u));
-        } else if (a.signs && L >= 5) {
+        if (signs_fixed) // opaque: else the 16 shifted masks are hoisted out of the tile loop
+            rotq_read_stage32_signed<ES>(cur, local0, a.in_dtype, ptx_opaque_u32(sign_bits), v);
+        else
+            rotq_read_stage32<ES>(cur, local0, a.in_dtype, v);
+        if (a.signs && !signs_fixed && L >= 5) {
             // The 32 values are consecutive elements of one row block (local0 is a
             // multiple of 32), and a subtile past the end is past it whole (total
             // is a multiple of 2^L): one row-block base, no per-element tests.
@@ -225,7 +222,7 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_pow2_min_bloc
                     for (int r = 0; r < 32; r++) v[r] = rotq_apply_sign(sg, r, v[r]);
                 }
             }
-        } else if (a.signs) {
+        } else if (a.signs && !signs_fixed) {
 #pragma unroll
             for (int r = 0; r < 32; r++) {
                 const int64_t e = e_first + local0 + r;

@@ -120,7 +120,7 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L, BT>::THREADS, rotq_qt_min_bl
         const unsigned col0 = local0 & cmask;
 #pragma unroll
         for (int r = 0; r < 32; r++)
-            sign_bits |= (uint32_t)(__ldg(a.signs + ((col0 + (unsigned)r) & cmask)) < 0) << r;
+            sign_bits |= (uint32_t)(__ldg(a.signs + ((col0 + (unsigned)r) & cmask)) < 0) << rotq_sign_pair_bit(r);
     }
     unsigned it = 0;
     uint32_t pending = 0; // thread 0: the dynamic order's fetch (rotq_pow2_tile_stage)
@@ -134,15 +134,12 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L, BT>::THREADS, rotq_qt_min_bl
                                                                                  &tmap, it, pending);
         ROTQ_TL(rotq_tl_mark(&tl, 2);)
         float v[32];
-        rotq_read_stage32<ES>(cur, local0, a.in_dtype, v);
-        if (a.signs) {
-            // opaque: else the 32 shifted masks are hoisted out of the tile loop
-            // into 32 registers (hundreds of bytes of spills in every build)
-            const uint32_t bits = ptx_opaque_u32(sign_bits);
-#pragma unroll
-            for (int r = 0; r < 32; r++)
-                v[r] = __uint_as_float(__float_as_uint(v[r]) ^ ((bits << (31 - r)) & 0x80000000u));
-        }
+        // opaque: else the 16 shifted masks are hoisted out of the tile loop into
+        // registers (72-200 bytes of spills in every build)
+        if (a.signs)
+            rotq_read_stage32_signed<ES>(cur, local0, a.in_dtype, ptx_opaque_u32(sign_bits), v);
+        else
+            rotq_read_stage32<ES>(cur, local0, a.in_dtype, v);
         rotq_phase<L>(0, v);
         __syncthreads(); // every thread has read the stage that W overwrites
         ROTQ_TL(rotq_tl_mark(&tl, 3);)
