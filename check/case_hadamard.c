@@ -452,7 +452,7 @@ void ck_op_hadamard(ck_ctx *c) {
             h.offset = 1, h.signs = 1;
             emit(c, h);
             /* block-diagonal rows of 4 row blocks (the signs read once a block where the
-               row divides the tile) and of 3 (never: per tile) */
+               row divides the tile) and of 3 (a row that never divides it: loads a tile) */
             h = base_case(n, ROTQ_HADAMARD_FACTOR_POW2, BF16, F16, ((int64_t)1 << (18 - m)) + 5);
             h.cols = h.xs = h.ys = 4 * (int64_t)n, h.signs = 1;
             emit(c, h);

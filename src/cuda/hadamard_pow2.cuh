@@ -173,8 +173,9 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_pow2_min_bloc
 
     // Element e's sign is signs[e mod period], period a dense row (blocks_per_row
     // row blocks). Where the period divides the tile, a thread's 32 phase-0
-    // elements have the same signs in every tile: bit r is element local0 + r's,
-    // read once (period >= 32, a multiple of 32: no wrap within the 32).
+    // elements have the same signs in every tile: read once, element local0 + r's
+    // at bit rotq_sign_pair_bit(r) (period >= 32, a multiple of 32: no wrap
+    // within the 32).
     uint32_t sign_bits = 0;
     const int64_t period = (int64_t)a.blocks_per_row << L;
     const bool signs_fixed = L >= 5 && a.signs && sm::TILE_CTA % period == 0;
@@ -201,7 +202,7 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L>::THREADS, rotq_pow2_min_bloc
         const int64_t e_first = tile * sm::TILE_CTA;
         float v[32];
         if (signs_fixed) // opaque: else the 16 shifted masks are hoisted out of the tile loop
-            rotq_read_stage32_signed<ES>(cur, local0, a.in_dtype, ptx_opaque_u32(sign_bits), v);
+            rotq_read_stage32<ES>(cur, local0, a.in_dtype, v, ptx_opaque_u32(sign_bits));
         else
             rotq_read_stage32<ES>(cur, local0, a.in_dtype, v);
         if (a.signs && !signs_fixed && L >= 5) {

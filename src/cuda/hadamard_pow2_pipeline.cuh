@@ -267,18 +267,18 @@ __device__ __forceinline__ float *rotq_pow2_tile_w(char *smem, unsigned it, char
     return (float *)((sm::PREFETCH && (it & 1u) && sm::EXTRA > 0) ? smem + sm::STAGE : cur);
 }
 
-// A thread's 32 signs as one word for rotq_read_stage32_signed: the sign of
-// element r at bit rotq_sign_pair_bit(r), element 2p at bit p and 2p + 1 at bit
-// 16 + p, so one shift lines up a 16-bit pair's two signs with its sign bits
-// 15 and 31.
+// A thread's 32 signs as one word for rotq_read_stage32: the sign of element r
+// at bit rotq_sign_pair_bit(r), element 2p at bit p and 2p + 1 at bit 16 + p,
+// so one shift lines up a 16-bit pair's two signs with its sign bits 15 and 31.
 __device__ __forceinline__ unsigned rotq_sign_pair_bit(int r) { return (unsigned)(r >> 1) + 16u * (unsigned)(r & 1); }
 
-// rotq_read_stage32 with signs (bits: rotq_sign_pair_bit's layout) XORed into
-// the sign bits: of the raw 16-bit pairs before conversion (one shift and one
-// LOP3 a pair), or of each fp32 value.
+// Phase-0 values of this thread: its 32 consecutive elements of the stage,
+// with the signs in sign_bits (rotq_sign_pair_bit's layout) XORed into their
+// sign bits: into the raw 16-bit pairs before conversion (one shift and one
+// LOP3 a pair), or into each fp32 value. sign_bits = 0 folds away at compile time.
 template <int ES>
-__device__ __forceinline__ void rotq_read_stage32_signed(const char *stage, unsigned local0, int dtype, uint32_t bits,
-                                                         float v[32]) {
+__device__ __forceinline__ void rotq_read_stage32(const char *stage, unsigned local0, int dtype, float v[32],
+                                                  uint32_t sign_bits = 0u) {
     const int per = 16 / ES;
 #pragma unroll
     for (int i = 0; i < 32 / per; i++) {
@@ -288,31 +288,11 @@ __device__ __forceinline__ void rotq_read_stage32_signed(const char *stage, unsi
         for (int j = 0; j < 4; j++) {
             if (ES == 4) {
                 const int r = per * i + j;
-                v[r] = __uint_as_float(w[j] ^ ((bits << (31 - rotq_sign_pair_bit(r))) & 0x80000000u));
+                v[r] = __uint_as_float(w[j] ^ ((sign_bits << (31 - rotq_sign_pair_bit(r))) & 0x80000000u));
             } else {
-                const uint32_t x = w[j] ^ ((bits << (15 - (4 * i + j))) & 0x80008000u); // pair p = 4i + j
+                const uint32_t x = w[j] ^ ((sign_bits << (15 - (4 * i + j))) & 0x80008000u); // pair p = 4i + j
                 v[per * i + 2 * j] = rotq_from_16_lo(x, dtype);
                 v[per * i + 2 * j + 1] = rotq_from_16_hi(x, dtype);
-            }
-        }
-    }
-}
-
-// Phase-0 values of this thread: its 32 consecutive elements of the stage.
-template <int ES>
-__device__ __forceinline__ void rotq_read_stage32(const char *stage, unsigned local0, int dtype, float v[32]) {
-    const int per = 16 / ES;
-#pragma unroll
-    for (int i = 0; i < 32 / per; i++) {
-        uint4 u = *(const uint4 *)(stage + rotq_chunk_swizzle(local0 / per + i) * 16);
-        uint32_t w[4] = {u.x, u.y, u.z, u.w};
-#pragma unroll
-        for (int j = 0; j < 4; j++) {
-            if (ES == 4) {
-                v[per * i + j] = __uint_as_float(w[j]);
-            } else {
-                v[per * i + 2 * j] = rotq_from_16_lo(w[j], dtype);
-                v[per * i + 2 * j + 1] = rotq_from_16_hi(w[j], dtype);
             }
         }
     }

@@ -113,7 +113,7 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L, BT>::THREADS, rotq_qt_min_bl
 
     // Tiles start at a row and hold whole rows (cols divides TILE_CTA), so the
     // columns of a thread's 32 phase-0 elements, and their signs, are the same in
-    // every tile: bit r is the sign of column (local0 + r) & cmask, read once.
+    // every tile: read once, column (local0 + r) & cmask's at bit rotq_sign_pair_bit(r).
     // Per tile, 32 byte loads had been the signed rows' extra cost.
     uint32_t sign_bits = 0;
     if (a.signs) {
@@ -137,7 +137,7 @@ __global__ void __launch_bounds__(rotq_pow2_plan<L, BT>::THREADS, rotq_qt_min_bl
         // opaque: else the 16 shifted masks are hoisted out of the tile loop into
         // registers (72-200 bytes of spills in every build)
         if (a.signs)
-            rotq_read_stage32_signed<ES>(cur, local0, a.in_dtype, ptx_opaque_u32(sign_bits), v);
+            rotq_read_stage32<ES>(cur, local0, a.in_dtype, v, ptx_opaque_u32(sign_bits));
         else
             rotq_read_stage32<ES>(cur, local0, a.in_dtype, v);
         rotq_phase<L>(0, v);
