@@ -536,13 +536,15 @@ static void quant_groups(cuda_state *s) {
                          3, E(27), TARGET_QUANT);
 
     /* Last: the fused rows with a random sign vector (QuaRot's randomized
-       Hadamard), int8 and int4 g128 at the target widths, 2^25 elements. */
+       Hadamard), int8 and int4 g128 at the target widths and at 11008 and 13824
+       (172 * 64, 108 * 128: the warpgroup kernel), 2^25 elements. */
     if (!quick) {
+        static const int32_t signs_n[] = {4096, 14336, 128, 11008, 13824};
         rotq__bench_group_begin(b, "quant-fused-signs",
                                 "f16, rotate with a sign vector + quantize in one call, 2^25 elements, "
                                 "vs copy of input+output bytes");
         for (int k = 0; k < 3; k += 2)
-            for (int i = 0; i < 3; i++) quant_row(s, &rotq__bench_quant_kinds[k], ns[i], E(25), 0, 0, 1, 0.0);
+            for (int i = 0; i < 5; i++) quant_row(s, &rotq__bench_quant_kinds[k], signs_n[i], E(25), 0, 0, 1, 0.0);
         rotq__bench_group_end(b);
     }
 }

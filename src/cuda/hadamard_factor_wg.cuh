@@ -4,7 +4,7 @@
 // whose tiles fit (K <= 16 only packed, below: unpacked it ran slower than the
 // general kernel, ROTQ_WG_MIN_KT).
 // A sign vector is applied to each arrived slot by its warpgroups before the K
-// step.
+// step (bits read once a block where every row block has the same signs).
 //
 // A row block (a tile) is X[k][j], k < K, j < 2^L; y = H_K X H_{2^L}. For an
 // m64 tile M of H_K (rows 64M .., ceil(K / 64) of them) a warpgroup runs the
@@ -86,10 +86,12 @@ typedef struct rotq_wg_ctl {
 __host__ __device__ inline unsigned rotq_wg_slot_bytes(int kt, int L) { return (unsigned)(16 * kt) << (L + 1); }
 // Shared memory: the groups' slots (ng groups, `slots` each, of T row blocks),
 // H_K (packed: the 64 x 64 block-diagonal operand), each warp's output staging
-// (16 rows of 64 16-bit values), the control block.
-__host__ __device__ inline size_t rotq_wg_smem(int kt, int L, int nwg, int ng, int slots, int T = 1) {
+// (16 rows of 64 16-bit values), the control block, and with sign_words a
+// word a thread and 64-column block (rotq_wg_sign_bits).
+__host__ __device__ inline size_t rotq_wg_smem(int kt, int L, int nwg, int ng, int slots, int T = 1,
+                                               bool sign_words = false) {
     return (size_t)ng * slots * T * rotq_wg_slot_bytes(kt, L) + rotq_factor_frag_bytes(T > 1 ? 4 : kt, 1) +
-           (size_t)nwg * 4 * 2048 + sizeof(rotq_wg_ctl);
+           (size_t)nwg * 4 * 2048 + sizeof(rotq_wg_ctl) + (sign_words ? (size_t)(128 * nwg * 4) << (L - 6) : 0);
 }
 // Row blocks packed into one m64 tile for K's k tiles (1: none; K <= 16: 4, K <= 32: 2).
 __host__ __device__ inline int rotq_wg_pack(int kt) { return kt == 1 ? 4 : kt == 2 ? 2 : 1; }
@@ -182,6 +184,46 @@ __device__ __forceinline__ void rotq_wg_issue_packed(const uint32_t *A, const ch
         rotq_wgmma_k_chain<4, F16, R, TB>(v[q], da0, ptx_wgmma_desc(b0, (uint32_t)R * ROTQ_TMA_ROW_BYTES, 1024u, 1));
     }
     ptx_wgmma_commit();
+}
+
+// The sign vector as a word a thread and 64-column block, where every row block
+// has the same signs (one rotation block a row). A thread signs the same 16-byte
+// chunks of every slot: chunk c of 64-column block q is e = e0 + c step (K row
+// e / 8, chunk e mod 8), so their sign bits are read once, at the block's start,
+// into word q: value 2p of chunk c at bit 4c + p and value 2p + 1 at bit 16 +
+// 4c + p, so one shift lines a pair's two signs up with bits 15 and 31
+// (rotq_sign_pair_bit's layout, four chunks a word). Four chunks of a column
+// block are 8 K rows of 128 G threads: every K where G is the m64 tiles of H_K
+// (G = 1 with K > 64 keeps the loads). The words wait in shared memory, not in
+// registers: two more registers live through the tile loop made the unsigned
+// fused build at 40 * 128 (at its 128-register cap) 6% slower.
+#define ROTQ_WG_SIGN_CHUNKS 4
+
+template <int L, int NQ>
+__device__ __forceinline__ void rotq_wg_sign_bits(const int8_t *signs, int K, int e0, int step, uint32_t (&w)[NQ]) {
+#pragma unroll
+    for (int q = 0; q < NQ; q++) {
+        w[q] = 0u;
+#pragma unroll
+        for (int c = 0; c < ROTQ_WG_SIGN_CHUNKS; c++) {
+            const int e = e0 + c * step;
+            if (e >= 8 * K) break;
+            const int8_t *s = signs + ((int64_t)(e >> 3) << L) + 64 * q + 8 * (e & 7);
+#pragma unroll
+            for (int i = 0; i < 8; i++)
+                if (__ldg(s + i) < 0) w[q] |= 1u << (4 * c + (i >> 1) + 16 * (i & 1));
+        }
+    }
+}
+
+// Chunk c's signs (w: its column block's word, sh = 4c) on eight 16-bit values.
+__device__ __forceinline__ void rotq_wg_sign_chunk(char *p, uint32_t w, int sh) {
+    uint4 v = *(const uint4 *)p;
+    v.x ^= (w << (15 - sh)) & 0x80008000u; // values 0, 1
+    v.y ^= (w << (14 - sh)) & 0x80008000u;
+    v.z ^= (w << (13 - sh)) & 0x80008000u;
+    v.w ^= (w << (12 - sh)) & 0x80008000u; // values 6, 7
+    *(uint4 *)p = v;
 }
 
 // A packed warp's K step again, on the CUDA cores from x (the sign vector
@@ -345,6 +387,19 @@ __global__ void __launch_bounds__(128 * NWG, 1)
 
     const int K = f.k, mtiles = (K + 63) >> 6;
     const int group_bar = 1 + ROTQ_WG_MAX_WARPGROUPS + grp; // named barrier of the group's 128 G threads
+    // Signs: the thread's chunks of a slot start at sign_e0, 128 G apart; their
+    // bits in a table of words (after the control block; the launcher's
+    // sign_words) where every row block has the same signs and four chunks a
+    // column block cover a slot. Each thread reads back only its own words.
+    const int sign_e0 = rank * 128 + (int)(threadIdx.x & 127u);
+    const bool sign_table = a.signs && a.blocks_per_row == 1 && 8 * K <= ROTQ_WG_SIGN_CHUNKS * 128 * G;
+    uint32_t *sign_words = (uint32_t *)(ctl + 1) + threadIdx.x; // word q at [128 NWG q]
+    if (sign_table) {
+        uint32_t w[NQ];
+        rotq_wg_sign_bits<L, NQ>(a.signs, K, sign_e0, 128 * G, w);
+#pragma unroll
+        for (int q = 0; q < NQ; q++) sign_words[128 * NWG * q] = w[q];
+    }
     unsigned k = 0;
     for (;; k++) {
         const int64_t tile = tile_of(k);
@@ -356,11 +411,26 @@ __global__ void __launch_bounds__(128 * NWG, 1)
             // The sign vector on the arrived slot (rows past K stay zero), by the
             // group's threads, before its wgmmas read it (async proxy).
             for (int i = 0; i < T && tile * T + i < a.groups; i++) { // each row block of the slot
-                const int8_t *sg = a.signs + rotq_sign_base(a, tile * T + i);
                 char *blk = (char *)slot + i * rotq_wg_slot_bytes(f.kt, L);
+                if (sign_table) {
+#pragma unroll
+                    for (int q = 0; q < NQ; q++) {
+                        const uint32_t w = sign_words[128 * NWG * q];
+#pragma unroll
+                        for (int c = 0; c < ROTQ_WG_SIGN_CHUNKS; c++) {
+                            const int e = sign_e0 + c * 128 * G;
+                            if (e >= 8 * K) break;
+                            rotq_wg_sign_chunk(blk + rotq_tma_stage_chunk((unsigned)(q * f.krows + (e >> 3)),
+                                                                          (unsigned)(e & 7)),
+                                               w, 4 * c);
+                        }
+                    }
+                    continue;
+                }
+                const int8_t *sg = a.signs + rotq_sign_base(a, tile * T + i);
 #pragma unroll
                 for (int q = 0; q < NQ; q++) // 16-byte chunks: 8 a row of each 64-column block
-                    for (int e = rank * 128 + (int)(threadIdx.x & 127u); e < 8 * K; e += 128 * G) {
+                    for (int e = sign_e0; e < 8 * K; e += 128 * G) {
                         const int kr = e >> 3, j = e & 7;
                         rotq_sign_chunk16(blk + rotq_tma_stage_chunk((unsigned)(q * f.krows + kr), (unsigned)j),
                                           sg + ((int64_t)kr << L) + 64 * q + 8 * j);
@@ -542,14 +612,16 @@ static rotq_status rotq_launch_wg(const rotq_had_args &a, const rotq_had_factor 
     // the most slots a group (up to ROTQ_WG_MAX_SLOTS) that fit one block an SM.
     const int mtiles = (f0.k + 63) >> 6;
     int G = 1;
+    const bool sign_words = a.signs && a.blocks_per_row == 1; // the kernel's sign table (its rule)
 #ifndef ROTQ_WG_NO_GROUPS
-    if (T == 1 && NWG % mtiles == 0 && rotq_wg_smem(f0.kt, L, NWG, NWG / mtiles, 2) <= (size_t)dev->max_smem_optin)
+    if (T == 1 && NWG % mtiles == 0 &&
+        rotq_wg_smem(f0.kt, L, NWG, NWG / mtiles, 2, 1, sign_words) <= (size_t)dev->max_smem_optin)
         G = mtiles;
 #endif
     int S = ROTQ_WG_MAX_SLOTS;
-    while (S >= 1 && rotq_wg_smem(f0.kt, L, NWG, NWG / G, S, T) > (size_t)dev->max_smem_optin) S--;
+    while (S >= 1 && rotq_wg_smem(f0.kt, L, NWG, NWG / G, S, T, sign_words) > (size_t)dev->max_smem_optin) S--;
     if (S < 1 || (QUANT && G != mtiles)) return ROTQ_ERR_NOT_SUPPORTED;
-    const size_t smem = rotq_wg_smem(f0.kt, L, NWG, NWG / G, S, T);
+    const size_t smem = rotq_wg_smem(f0.kt, L, NWG, NWG / G, S, T, sign_words);
     rotq_had_factor f = f0;
     f.groups_per_block = G; // warpgroups sharing a tile
     f.krows = 16 * f.kt;
