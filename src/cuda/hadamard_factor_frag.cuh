@@ -137,7 +137,7 @@ __device__ __forceinline__ void rotq_frag_kstep(int K, const char *slot, const c
     auto sign = [&](uint32_t b[4], uint32_t mask, int p) {
         if (SG) {
 #pragma unroll
-            for (int i = 0; i < 4; i++) b[i] ^= (mask << (15 - (4 * p + i))) & 0x80008000u;
+            for (int i = 0; i < 4; i++) b[i] ^= rotq_sign_pair_mask(mask, 4 * p + i);
         }
     };
     // ldmatrix.x4.trans: lanes 8i .. 8i + 7 address the 8 rows of matrix i, which

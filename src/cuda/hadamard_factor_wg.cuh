@@ -211,7 +211,7 @@ __device__ __forceinline__ void rotq_wg_sign_bits(const int8_t *signs, int K, in
             const int8_t *s = signs + ((int64_t)(e >> 3) << L) + 64 * q + 8 * (e & 7);
 #pragma unroll
             for (int i = 0; i < 8; i++)
-                if (__ldg(s + i) < 0) w[q] |= 1u << (4 * c + (i >> 1) + 16 * (i & 1));
+                if (__ldg(s + i) < 0) w[q] |= 1u << (4 * c + rotq_sign_pair_bit(i));
         }
     }
 }
@@ -219,10 +219,10 @@ __device__ __forceinline__ void rotq_wg_sign_bits(const int8_t *signs, int K, in
 // Chunk c's signs (w: its column block's word, sh = 4c) on eight 16-bit values.
 __device__ __forceinline__ void rotq_wg_sign_chunk(char *p, uint32_t w, int sh) {
     uint4 v = *(const uint4 *)p;
-    v.x ^= (w << (15 - sh)) & 0x80008000u; // values 0, 1
-    v.y ^= (w << (14 - sh)) & 0x80008000u;
-    v.z ^= (w << (13 - sh)) & 0x80008000u;
-    v.w ^= (w << (12 - sh)) & 0x80008000u; // values 6, 7
+    v.x ^= rotq_sign_pair_mask(w, sh); // values 0, 1
+    v.y ^= rotq_sign_pair_mask(w, sh + 1);
+    v.z ^= rotq_sign_pair_mask(w, sh + 2);
+    v.w ^= rotq_sign_pair_mask(w, sh + 3); // values 6, 7
     *(uint4 *)p = v;
 }
 

@@ -57,6 +57,15 @@ __device__ __forceinline__ float rotq_apply_sign(const int8_t *signs, int64_t i,
     return signs[i] < 0 ? -v : v;
 }
 
+// Sign bits in pair order: the sign of element r of a run at bit
+// rotq_sign_pair_bit(r), element 2p at bit p and 2p + 1 at bit 16 + p, so one
+// shift lines up a 16-bit pair's two signs with its sign bits 15 and 31:
+// rotq_sign_pair_mask(bits, p) is the XOR mask of pair p (p < 16).
+__device__ __forceinline__ unsigned rotq_sign_pair_bit(int r) { return (unsigned)(r >> 1) + 16u * (unsigned)(r & 1); }
+__device__ __forceinline__ uint32_t rotq_sign_pair_mask(uint32_t bits, int p) {
+    return (bits << (15 - p)) & 0x80008000u;
+}
+
 // The signs of 32 consecutive elements, sg 16-byte aligned: two 16-byte loads,
 // and each sign byte's bit 7 XORed into its value's sign bit, which is what
 // rotq_apply_sign's negation does (NaN included). Per element the loads were

@@ -267,11 +267,6 @@ __device__ __forceinline__ float *rotq_pow2_tile_w(char *smem, unsigned it, char
     return (float *)((sm::PREFETCH && (it & 1u) && sm::EXTRA > 0) ? smem + sm::STAGE : cur);
 }
 
-// A thread's 32 signs as one word for rotq_read_stage32: the sign of element r
-// at bit rotq_sign_pair_bit(r), element 2p at bit p and 2p + 1 at bit 16 + p,
-// so one shift lines up a 16-bit pair's two signs with its sign bits 15 and 31.
-__device__ __forceinline__ unsigned rotq_sign_pair_bit(int r) { return (unsigned)(r >> 1) + 16u * (unsigned)(r & 1); }
-
 // Phase-0 values of this thread: its 32 consecutive elements of the stage,
 // with the signs in sign_bits (rotq_sign_pair_bit's layout) XORed into their
 // sign bits: into the raw 16-bit pairs before conversion (one shift and one
@@ -290,7 +285,7 @@ __device__ __forceinline__ void rotq_read_stage32(const char *stage, unsigned lo
                 const int r = per * i + j;
                 v[r] = __uint_as_float(w[j] ^ ((sign_bits << (31 - rotq_sign_pair_bit(r))) & 0x80000000u));
             } else {
-                const uint32_t x = w[j] ^ ((sign_bits << (15 - (4 * i + j))) & 0x80008000u); // pair p = 4i + j
+                const uint32_t x = w[j] ^ rotq_sign_pair_mask(sign_bits, 4 * i + j); // pair 4i + j
                 v[per * i + 2 * j] = rotq_from_16_lo(x, dtype);
                 v[per * i + 2 * j + 1] = rotq_from_16_hi(x, dtype);
             }
